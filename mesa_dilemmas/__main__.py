@@ -1,0 +1,5 @@
+import sys
+
+from mesa_dilemmas.cli import main
+
+sys.exit(main())

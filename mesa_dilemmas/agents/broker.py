@@ -1,0 +1,126 @@
+"""The decision broker: the only path from a game's question to an agent's answer.
+
+Games call ``ask`` for a decision taken in turn and ``ask_all`` for the
+decisions of a phase taken at once.  The broker never tells the game which kind
+of policy answered.  Synchronous policies (rules, strategies) are answered in
+order with no event-loop cost; asynchronous ones (LLM backends) are gathered on
+one persistent event loop so a phase costs one round-trip, not N.  Every answer
+is validated against its spec; invalid answers of lenient policies become the
+decision's documented fallback and are counted, per agent and per decision kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
+from mesa_dilemmas.agents.policy import Answer, Policy
+
+COUNTERS = ("asked", "parse_failures", "retries", "fallbacks")
+
+
+class DecisionStats:
+    """Counters keyed by (agent id or -1 for the narrator, decision kind)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[int, str], Counter] = {}
+
+    def add(self, agent_id: int | None, kind: str, **deltas: int) -> None:
+        key = (-1 if agent_id is None else agent_id, kind)
+        counter = self.counts.setdefault(key, Counter())
+        counter.update({k: v for k, v in deltas.items() if v})
+
+    def total(self, name: str) -> int:
+        return sum(c[name] for c in self.counts.values())
+
+    def by_kind(self) -> dict[str, dict[str, int]]:
+        out: dict[str, Counter] = {}
+        for (_, kind), c in self.counts.items():
+            out.setdefault(kind, Counter()).update(c)
+        return {k: {n: v[n] for n in COUNTERS} for k, v in sorted(out.items())}
+
+    def records(self) -> list[dict[str, Any]]:
+        return [
+            {"agent_id": aid, "kind": kind, **{n: c[n] for n in COUNTERS}}
+            for (aid, kind), c in sorted(self.counts.items())
+        ]
+
+
+async def _gather(coroutines: list[Any]) -> list[Any]:
+    # gather inside the running loop, so its futures belong to the broker's loop
+    return await asyncio.gather(*coroutines)
+
+
+class DecisionBroker:
+    """Routes decisions to policies, validates answers and keeps the counts."""
+
+    def __init__(self, narrator: Policy | None = None) -> None:
+        self.narrator = narrator
+        self.stats = DecisionStats()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def policy_for(self, decision: Decision) -> Policy:
+        if decision.agent is not None:
+            return decision.agent.policy
+        if self.narrator is None:
+            raise RuntimeError(f"model-level decision {decision.kind!r} but the model has no narrator")
+        return self.narrator
+
+    def ask(self, decision: Decision) -> Any:
+        """One decision, answered now (turn-taking: the next request may depend on it)."""
+        return self.ask_all([decision])[0]
+
+    def ask_all(self, decisions: Sequence[Decision]) -> list[Any]:
+        """All decisions of a phase, answered as if simultaneously; order is preserved."""
+        policies = [self.policy_for(d) for d in decisions]
+        raw: list[Any] = [None] * len(decisions)
+        pending = []
+        for i, (d, p) in enumerate(zip(decisions, policies, strict=True)):
+            if p.is_async:
+                pending.append(i)
+            else:
+                raw[i] = p.decide(d)
+        if pending:
+            results = self._run(_gather([policies[i].adecide(decisions[i]) for i in pending]))
+            for i, r in zip(pending, results, strict=True):
+                raw[i] = r
+        return [self._accept(d, p, r) for d, p, r in zip(decisions, policies, raw, strict=True)]
+
+    def _accept(self, decision: Decision, policy: Policy, result: Any) -> Any:
+        answer = result if isinstance(result, Answer) else Answer(result)
+        fell_back = answer.fell_back
+        try:
+            value = decision.validate(answer.value) if not fell_back else decision.fallback
+        except InvalidAnswer as exc:
+            if policy.strict:
+                raise InvalidAnswer(
+                    f"{policy.name} policy gave an invalid answer to {decision.kind!r}: {exc}"
+                ) from exc
+            value, fell_back = decision.fallback, True
+            answer.parse_failures += 1
+        self.stats.add(
+            decision.agent_id,
+            decision.kind,
+            asked=1,
+            parse_failures=answer.parse_failures,
+            retries=answer.retries,
+            fallbacks=int(fell_back),
+        )
+        return value
+
+    def _run(self, coro: Any) -> Any:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_loop"] = None
+        return state

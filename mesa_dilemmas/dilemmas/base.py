@@ -1,0 +1,95 @@
+"""What every game shares: rounds made of named phases, the decision broker, parameter schemas.
+
+A game is a ``DilemmaModel`` subclass that lists its ``PHASES`` in order and
+implements one ``phase_<name>`` method per phase.  ``step()`` plays one round.
+Keyword parameters of ``__init__`` are the game's parameters; their
+annotations (``Annotated[float, Field(ge=0, le=1)]``) are the single source of
+truth for validation (``params_model``), CLI ``--set`` coercion and dashboard
+slider ranges.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, ClassVar
+
+import mesa
+from pydantic import BaseModel, ConfigDict, create_model
+
+from mesa_dilemmas.agents.broker import DecisionBroker
+from mesa_dilemmas.agents.decisions import Decision
+from mesa_dilemmas.agents.policy import Policy
+
+
+class DilemmaModel(mesa.Model):
+    """Base model: a round counter, ordered phases, and a broker for decisions."""
+
+    #: phase names in play order; each is implemented by ``phase_<name>``
+    PHASES: ClassVar[tuple[str, ...]] = ()
+    #: short game name used by scenarios ("fishery", "public_goods", ...)
+    GAME: ClassVar[str] = ""
+
+    def __init__(self, *, rng: Any = None, narrator: Policy | None = None) -> None:
+        super().__init__(rng=rng)
+        #: the integer seed of this run when given one (LLM sample ids and caching key on it)
+        self.run_seed: int | None = int(rng) if isinstance(rng, int) else None
+        self.round = 0
+        self.broker = DecisionBroker(narrator=narrator)
+        if narrator is not None:
+            narrator.bind(None)
+
+    # -- decisions -------------------------------------------------------
+    def ask(self, decision: Decision) -> Any:
+        return self.broker.ask(decision)
+
+    def ask_all(self, decisions: Sequence[Decision]) -> list[Any]:
+        return self.broker.ask_all(decisions)
+
+    # -- play ------------------------------------------------------------
+    def step(self) -> None:
+        """One round: every phase in order, then data collection and the stop check."""
+        self.round += 1
+        for phase in self.PHASES:
+            getattr(self, f"phase_{phase}")()
+            if not self.running:
+                break
+        self.end_of_round()
+
+    def end_of_round(self) -> None:
+        """Hook: collect data, decide whether to stop. Games override and call super."""
+        datacollector = getattr(self, "datacollector", None)
+        if datacollector is not None:
+            datacollector.collect(self)
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> None:
+        """Cross-field checks (raise ValueError "field: message"); run before any run starts."""
+
+    @classmethod
+    def llm_specs(cls, params: dict[str, Any]) -> set[str]:
+        """The LLM specs ("openai:gpt-4o", "local") a run with these params will call.
+
+        The runner checks them (API keys, model files) before anything runs."""
+        return set()
+
+
+@cache
+def params_model(model_cls: type[mesa.Model]) -> type[BaseModel]:
+    """A pydantic model of ``model_cls.__init__``'s keyword parameters (extra keys forbidden)."""
+    fields: dict[str, Any] = {}
+    hints = inspect.get_annotations(model_cls.__init__, eval_str=True)
+    for name, param in inspect.signature(model_cls.__init__).parameters.items():
+        if name in ("self", "rng", "seed", "narrator") or param.kind in (
+            param.VAR_POSITIONAL,
+            param.VAR_KEYWORD,
+        ):
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hints.get(name, Any), default)
+    return create_model(
+        f"{model_cls.__name__}Params",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **fields,
+    )

@@ -1,0 +1,215 @@
+"""Scenario files: TOML, validated before anything runs.
+
+A scenario names a game, fixed model parameters (``[params]``), swept ones
+(``[grid]``, a Cartesian product), replications, a seed, an experiment and its
+``[options]``, and the figures ``mesa-dilemmas figures`` draws.  Every error is
+one line naming the field and what is allowed (:class:`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from importlib import import_module, resources
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mesa_dilemmas.dilemmas import GAMES, game_model
+from mesa_dilemmas.dilemmas.base import params_model
+
+BUNDLED_ROOT = "bundled"
+
+
+class ConfigError(ValueError):
+    """A scenario that cannot run; the message is one line naming the field."""
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    game: str
+    experiment: str = "batch"
+    seed: Annotated[int, Field(ge=0)] = 0
+    replications: Annotated[int, Field(ge=1, le=100_000)] = 1
+    max_steps: Annotated[int, Field(ge=1, le=1_000_000)] = 100
+    processes: Annotated[int, Field(ge=1, le=512)] = 1
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    figures: list[str] = Field(default_factory=list)
+    #: LLM-layer settings (answer mode, cache, budgets, rate limits); validated by the LLM layer
+    llm: dict[str, Any] = Field(default_factory=dict)
+    #: free-form notes (calibration choices etc.); copied to the outputs, never interpreted
+    notes: dict[str, str] = Field(default_factory=dict)
+
+    def grid_points(self) -> list[dict[str, Any]]:
+        keys = list(self.grid)
+        return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.grid.values())]
+
+
+def _resolve(name: str, default_package: str, default_attr: str | None = None) -> Any:
+    """``"module:attr"`` (relative to ``default_package`` when the module has no dot)."""
+    module, _, attr = name.partition(":")
+    if not attr:
+        if default_attr is None:
+            raise ConfigError(f"{name!r} must have the form 'module:attribute'")
+        attr = default_attr
+    if "." not in module:
+        module = f"{default_package}.{module}"
+    try:
+        obj: Any = import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"cannot import {module!r} for {name!r}") from exc
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(f"{module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def resolve_experiment(name: str) -> Any:
+    if name == "batch":
+        name = "batch:BatchExperiment"
+    return _resolve(name, "mesa_dilemmas.scenarios")
+
+
+def resolve_figure(name: str) -> Any:
+    return _resolve(name, "mesa_dilemmas.viz")
+
+
+def _describe_error(prefix: str, err: ValidationError, allowed: list[str] | None = None) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"])
+    where = f"{prefix}.{loc}" if prefix and loc else (prefix or loc)
+    if first["type"] == "extra_forbidden":
+        allowed_txt = f"; allowed: {', '.join(allowed)}" if allowed else ""
+        return f"{where}: unknown key{allowed_txt}"
+    if first["type"] == "missing":
+        return f"{where}: required field is missing"
+    got = first.get("input")
+    return f"{where}: {first['msg']} (got {got!r})"
+
+
+def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
+    """Check a raw scenario dict completely; return it parsed with its experiment options."""
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as err:
+        raise ConfigError(_describe_error("", err, sorted(Scenario.model_fields))) from None
+    if scenario.game not in GAMES:
+        raise ConfigError(f"game: unknown game {scenario.game!r}; allowed: {', '.join(sorted(GAMES))}")
+    experiment = resolve_experiment(scenario.experiment)
+    uses_model_params = getattr(experiment, "USES_MODEL_PARAMS", True)
+    if uses_model_params:
+        schema = params_model(game_model(scenario.game))
+        allowed = sorted(schema.model_fields)
+        overlap = set(scenario.params) & set(scenario.grid)
+        if overlap:
+            raise ConfigError(f"grid.{sorted(overlap)[0]}: set in both [params] and [grid]; keep one")
+        for key, values in scenario.grid.items():
+            if key not in schema.model_fields:
+                raise ConfigError(f"grid.{key}: unknown parameter; allowed: {', '.join(allowed)}")
+            if not values:
+                raise ConfigError(f"grid.{key}: needs at least one value")
+        # validate fixed params once, then each grid value in the context of the fixed params
+        try:
+            schema.model_validate(scenario.params)
+        except ValidationError as err:
+            raise ConfigError(_describe_error("params", err, allowed)) from None
+        for key, values in scenario.grid.items():
+            for value in values:
+                try:
+                    schema.model_validate({**scenario.params, key: value})
+                except ValidationError as err:
+                    raise ConfigError(_describe_error("grid", err, allowed)) from None
+        model_cls = game_model(scenario.game)
+        for point in scenario.grid_points():
+            try:
+                model_cls.validate_params({**scenario.params, **point})  # type: ignore[attr-defined]
+            except ValueError as exc:
+                raise ConfigError(f"params.{exc}") from None
+    try:
+        options = experiment.Options.model_validate(scenario.options)
+    except ValidationError as err:
+        raise ConfigError(
+            _describe_error("options", err, sorted(experiment.Options.model_fields))
+        ) from None
+    for fig in scenario.figures:
+        resolve_figure(fig)
+    return scenario, options
+
+
+# -- loading -------------------------------------------------------------
+
+
+def bundled_scenarios() -> dict[str, Path]:
+    """Bundled scenario name ("fishery/punishment_shock") -> its TOML file."""
+    root = resources.files("mesa_dilemmas.scenarios") / BUNDLED_ROOT
+    out: dict[str, Path] = {}
+    for game_dir in sorted(root.iterdir(), key=lambda p: p.name):
+        if not game_dir.is_dir():
+            continue
+        for file in sorted(game_dir.iterdir(), key=lambda p: p.name):
+            if file.name.endswith(".toml"):
+                out[f"{game_dir.name}/{file.name[:-5]}"] = Path(str(file))
+    return out
+
+
+def load_raw(name_or_path: str) -> dict[str, Any]:
+    """Read a bundled scenario by name or a user's TOML file by path."""
+    bundled = bundled_scenarios()
+    path = bundled.get(name_or_path)
+    if path is None:
+        candidate = Path(name_or_path)
+        if not candidate.is_file():
+            names = ", ".join(bundled)
+            raise ConfigError(f"scenario {name_or_path!r}: no such bundled scenario or file; bundled: {names}")
+        path = candidate
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    raw.setdefault("name", path.stem if path not in bundled.values() else name_or_path)
+    return raw
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """``key=value`` with a TOML value (``beta=12``, ``grid.r=[0.2,0.6]``, ``game="x"``).
+
+    A value that is not TOML is taken as a string. A bare key that is not a
+    top-level scenario field is a model parameter (``beta=12`` == ``params.beta=12``).
+    """
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {item!r}: expected key=value")
+    try:
+        parsed = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value
+    path = key.strip().split(".")
+    if len(path) == 1 and path[0] not in Scenario.model_fields:
+        path = ["params", path[0]]
+    return path, parsed
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+    for item in overrides:
+        path, value = parse_override(item)
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r}: {part!r} is not a table")
+        if path[0] == "params" and len(path) == 2:
+            out.get("grid", {}).pop(path[1], None)  # a fixed value replaces a sweep
+        node[path[-1]] = value
+    return out
+
+
+def load_scenario(name_or_path: str, overrides: list[str] | None = None) -> tuple[Scenario, BaseModel]:
+    return validate(apply_overrides(load_raw(name_or_path), overrides or []))

@@ -1,0 +1,133 @@
+"""Run a scenario end to end: validate, check LLM access, run, write the run directory.
+
+Nothing is written until the scenario has been validated completely, so a bad
+config costs nothing and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.scenarios.config import ConfigError, Scenario, load_scenario, resolve_experiment
+from mesa_dilemmas.scenarios.experiment import RunContext
+from mesa_dilemmas.scenarios.outputs import (
+    package_versions,
+    write_config,
+    write_manifest,
+    write_results,
+)
+
+
+class RunStopped(RuntimeError):
+    """A run that stopped early on purpose (a budget); what was finished is saved."""
+
+
+@dataclass
+class RunOutcome:
+    out_dir: Path
+    summary: dict[str, Any]
+    wall_time: float
+
+
+def default_out_dir(scenario: Scenario, root: Path = Path("runs")) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", scenario.name).strip("-")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return root / f"{slug}-{stamp}"
+
+
+def _llm_specs(scenario: Scenario) -> set[str]:
+    """Every LLM spec any run of the scenario would call (fixed params x grid)."""
+    model_cls = game_model(scenario.game)
+    specs: set[str] = set()
+    keys = list(scenario.grid)
+    for combo in itertools.product(*scenario.grid.values()) if keys else [()]:
+        params = {**scenario.params, **dict(zip(keys, combo, strict=True))}
+        specs |= model_cls.llm_specs(params) if hasattr(model_cls, "llm_specs") else set()
+    return specs
+
+
+def run_scenario(
+    name_or_path: str,
+    *,
+    out_dir: Path | None = None,
+    processes: int | None = None,
+    overrides: list[str] | None = None,
+    resume: Path | None = None,
+    progress: bool = True,
+) -> RunOutcome:
+    """Validate and run a scenario; return where its results are. Raises ConfigError early."""
+    scenario, options = load_scenario(name_or_path, overrides)
+    if processes is not None:
+        if processes < 1:
+            raise ConfigError(f"--processes: must be at least 1 (got {processes})")
+        scenario = scenario.model_copy(update={"processes": processes})
+    experiment = resolve_experiment(scenario.experiment)()
+
+    llm_settings = None
+    specs = _llm_specs(scenario)
+    if specs or scenario.llm:
+        from mesa_dilemmas import llm
+
+        llm_settings = llm.LLMSettings.model_validate(scenario.llm)
+        llm.preflight(specs, llm_settings)
+
+    if resume is not None:
+        out = resume
+        if not (out / "config.toml").exists():
+            raise ConfigError(f"--resume {out}: not a run directory (no config.toml)")
+    else:
+        out = out_dir or default_out_dir(scenario)
+        if out.exists() and any(out.iterdir()):
+            raise ConfigError(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
+    out.mkdir(parents=True, exist_ok=True)
+
+    resolved = scenario.model_dump()
+    resolved["options"] = options.model_dump()
+    if getattr(experiment, "USES_MODEL_PARAMS", True):  # record every model parameter's value
+        full = params_model(game_model(scenario.game)).model_validate(scenario.params).model_dump()
+        resolved["params"] = {k: v for k, v in full.items() if k not in scenario.grid}
+    write_config(out, resolved)
+
+    ctx = RunContext(out_dir=out, processes=scenario.processes, progress=progress, resume=resume is not None)
+    started = time.time()
+    llm_summary: dict[str, Any] | None = None
+    if llm_settings is not None:
+        from mesa_dilemmas.llm import session
+
+        session.start_run(llm_settings, out, resume=resume is not None)
+    try:
+        results = experiment.run(scenario, options, ctx)
+    finally:
+        if llm_settings is not None:
+            llm_summary = session.finish_run()
+    wall = time.time() - started
+    if llm_summary is not None:
+        results.summary["llm"] = llm_summary
+    results.summary["wall_time_s"] = round(wall, 3)
+    summary = write_results(out, results)
+    write_manifest(
+        out,
+        {
+            "scenario": scenario.name,
+            "game": scenario.game,
+            "experiment": scenario.experiment,
+            "command": sys.argv,
+            "started_utc": datetime.fromtimestamp(started, UTC).isoformat(),
+            "wall_time_s": round(wall, 3),
+            "processes": scenario.processes,
+            "seed": scenario.seed,
+            "seeds": results.seeds,
+            "resumed": resume is not None,
+            "versions": package_versions(),
+        },
+    )
+    return RunOutcome(out, summary, wall)

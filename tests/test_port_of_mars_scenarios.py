@@ -1,0 +1,78 @@
+"""Port of Mars scenarios validate, and the figures render from batch_run output."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from mesa.batchrunner import batch_run
+
+from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.scenarios.config import bundled_scenarios, load_scenario
+from mesa_dilemmas.viz import port_of_mars_figures as figs
+
+SCENARIOS = [n for n in bundled_scenarios() if n.startswith("port_of_mars/")]
+
+
+def test_the_required_scenarios_exist():
+    assert {"port_of_mars/svo_rule_based", "port_of_mars/cultural_groups"} <= set(SCENARIOS)
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_bundled_scenarios_validate(name):
+    scenario, _ = load_scenario(name)
+    assert scenario.game == "port_of_mars" and scenario.replications >= 200
+    assert scenario.max_steps >= 12  # longer than any game (at most 12 rounds by default)
+
+
+@pytest.fixture(scope="module")
+def batch() -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows = batch_run(
+        PortOfMarsModel,
+        {"svo_angles": [[-15, 0, 15, 30, 60]], "meeting": [True, False]},
+        rng=list(range(6)),
+        data_collection_period=1,
+        max_steps=30,
+        display_progress=False,
+    )
+    steps = pd.DataFrame(rows)
+    runs = steps.groupby("RunId").tail(1)
+    return runs, steps
+
+
+def test_runs_hold_every_per_run_metric_in_the_last_row(batch):
+    runs, _ = batch
+    assert len(runs) == 12
+    for col in (
+        "survived",
+        "final_points_mean",
+        "collapse_round",
+        "pct_dirty",
+        "health_coins_total",
+        "players_json",
+    ):
+        assert col in runs.columns
+    players = figs.player_table(runs, ["meeting"])
+    assert len(players) == 60 and set(players["label"]) == {
+        "svo-15",
+        "svo0",
+        "svo15",
+        "svo30",
+        "svo60",
+    }
+    # the model-level health total is the sum of the players' (agent rows must not shadow it)
+    by_run = players.groupby("run")["health_coins_total"].sum()
+    assert (runs.set_index("RunId")["health_coins_total"] == by_run).all()
+
+
+def test_figures_render(batch, tmp_path):
+    runs, steps = batch
+    scenario = SimpleNamespace(grid={"meeting": [True, False]})
+    paths = figs.svo_points(tmp_path, runs, steps, scenario)
+    paths += figs.cultural_table(tmp_path, runs, steps, scenario)
+    paths += figs.health_trajectories(tmp_path, runs, steps, scenario)
+    assert len(paths) >= 7
+    assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
+    table = pd.read_csv(tmp_path / "port_of_mars_by_label.csv")
+    assert set(table["group"]) == {"meeting=True", "meeting=False"}
