@@ -11,7 +11,7 @@ from pathlib import Path
 from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw
 
 #: modules that add command groups (each exposes ``register(subparsers)``)
-ANALYSE_MODULES: tuple[str, ...] = ()
+ANALYSE_MODULES: tuple[str, ...] = ("mesa_dilemmas.analysis.strategies_cli",)
 COMMAND_MODULES: tuple[str, ...] = ()
 
 

@@ -1,0 +1,310 @@
+"""Reference strategies (paper 002, Sec. 4.2) and n-player conditional cooperators.
+
+Each is named by a short spec string, ``"name"`` or ``"name(arg, ...)"``:
+
+=================  ==============================================================
+``all_c``          always cooperate (A-C)
+``all_d``          always defect (A-D)
+``rnd(p)``         cooperate with probability p (Rnd(p))
+``cc(x)``          CC: cooperate first; then cooperate iff at least x opponents
+                   cooperated last round
+``cd(x)``          CD: defect first; then defect iff at least x opponents
+                   cooperated last round
+``tft(q)``         n-player tit-for-tat: cooperate first; then cooperate iff at
+                   least a fraction q of opponents cooperated last round
+``ptft``           proportional tit-for-tat: cooperate with probability equal to
+                   last round's fraction of cooperating opponents
+``gtft(q, g)``     generous tit-for-tat: as ``tft(q)``, but forgives (cooperates
+                   anyway) with probability g
+``tft_endgame(q, e)``  ``tft(q)`` that defects in the last e rounds
+``grim(tol)``      grim trigger: cooperate until a round in which more than a
+                   fraction tol of opponents defected, then defect forever
+``threshold(x)``   Collective Risk threshold strategy: cooperate first; then
+                   cooperate iff at least x opponents cooperated last round, so
+                   that with me the threshold is reached; x defaults to m - 1
+=================  ==============================================================
+
+In ``cc``, ``cd`` and ``threshold`` an integer argument is a count of
+opponents and a float strictly between 0 and 1 is a fraction of the n - 1
+opponents (rounded up), so one spec means the same at n = 4 and n = 256.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from mesa_dilemmas.agents.strategies.base import C, D, GameDescription, Strategy
+from mesa_dilemmas.agents.strategies.history import PlayerHistory
+
+
+def _opponents_needed(x: float, n_players: int) -> int:
+    """An opponent count from a count (int) or a fraction of the n - 1 opponents (0 < x < 1)."""
+    if isinstance(x, float) and 0.0 < x < 1.0:
+        return math.ceil(x * (n_players - 1) - 1e-9)
+    return int(x)
+
+
+class AlwaysCooperate(Strategy):
+    """Cooperates in every round."""
+
+    name = "all_c"
+    description = "Always cooperate."
+
+    def act(self, history: PlayerHistory) -> str:
+        return C
+
+
+class AlwaysDefect(Strategy):
+    """Defects in every round."""
+
+    name = "all_d"
+    description = "Always defect."
+
+    def act(self, history: PlayerHistory) -> str:
+        return D
+
+
+class RandomStrategy(Strategy):
+    """Rnd(p): cooperates with probability p each round, independently."""
+
+    name = "rnd"
+    description = "Cooperate with probability p in every round, independently of the history."
+
+    def __init__(self, game: GameDescription, p: float = 0.5) -> None:
+        super().__init__(game)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"rnd: p must be in [0, 1], got {p}")
+        self.p = float(p)
+
+    def act(self, history: PlayerHistory) -> str:
+        return C if self.rng.random() < self.p else D
+
+
+class ConditionalCooperator(Strategy):
+    """CC(x): cooperates first, then iff at least x opponents cooperated last round."""
+
+    name = "cc"
+    description = (
+        "Cooperate in the first round; afterwards cooperate if at least x opponents "
+        "cooperated in the previous round, otherwise defect."
+    )
+
+    def __init__(self, game: GameDescription, x: float = 1) -> None:
+        super().__init__(game)
+        self.needed = _opponents_needed(x, game.n_players)
+
+    def act(self, history: PlayerHistory) -> str:
+        last = history.last_opponent_cooperators
+        return C if last is None or last >= self.needed else D
+
+
+class ConditionalDefector(Strategy):
+    """CD(x): defects first, then defects iff at least x opponents cooperated last round."""
+
+    name = "cd"
+    description = (
+        "Defect in the first round; afterwards defect if at least x opponents cooperated "
+        "in the previous round (exploit them), otherwise cooperate."
+    )
+
+    def __init__(self, game: GameDescription, x: float = 1) -> None:
+        super().__init__(game)
+        self.needed = _opponents_needed(x, game.n_players)
+
+    def act(self, history: PlayerHistory) -> str:
+        last = history.last_opponent_cooperators
+        return D if last is None or last >= self.needed else C
+
+
+class TitForTat(Strategy):
+    """n-player tit-for-tat: reciprocate the group's last round (cooperate iff >= q cooperated)."""
+
+    name = "tft"
+    description = (
+        "Cooperate in the first round; afterwards cooperate if at least a fraction q of the "
+        "opponents cooperated in the previous round, otherwise defect."
+    )
+
+    def __init__(self, game: GameDescription, q: float = 0.5) -> None:
+        super().__init__(game)
+        self.needed = max(0, math.ceil(q * (game.n_players - 1) - 1e-9))
+
+    def act(self, history: PlayerHistory) -> str:
+        last = history.last_opponent_cooperators
+        return C if last is None or last >= self.needed else D
+
+
+class ProportionalTitForTat(Strategy):
+    """Cooperates with probability equal to last round's fraction of cooperating opponents."""
+
+    name = "ptft"
+    description = (
+        "Cooperate in the first round; afterwards cooperate with probability equal to the "
+        "fraction of opponents who cooperated in the previous round."
+    )
+
+    def act(self, history: PlayerHistory) -> str:
+        last = history.last_opponent_cooperators
+        if last is None:
+            return C
+        return C if self.rng.random() * (history.n_players - 1) < last else D
+
+
+class GenerousTitForTat(TitForTat):
+    """``tft(q)`` that forgives a defecting group with probability g."""
+
+    name = "gtft"
+    description = (
+        "Cooperate in the first round; afterwards cooperate if at least a fraction q of the "
+        "opponents cooperated in the previous round, and otherwise still cooperate with "
+        "probability g."
+    )
+
+    def __init__(self, game: GameDescription, q: float = 0.5, g: float = 0.1) -> None:
+        super().__init__(game, q)
+        self.g = float(g)
+
+    def act(self, history: PlayerHistory) -> str:
+        last = history.last_opponent_cooperators
+        if last is None or last >= self.needed:
+            return C
+        return C if self.rng.random() < self.g else D
+
+
+class EndgameTitForTat(TitForTat):
+    """``tft(q)`` that defects in the last e rounds, when retaliation can no longer follow."""
+
+    name = "tft_endgame"
+    description = (
+        "Play n-player tit-for-tat with fraction q, but defect in the last e rounds of the game."
+    )
+
+    def __init__(self, game: GameDescription, q: float = 0.5, e: int = 1) -> None:
+        super().__init__(game, q)
+        self.e = int(e)
+
+    def act(self, history: PlayerHistory) -> str:
+        if history.rounds_left <= self.e:
+            return D
+        return super().act(history)
+
+
+class GrimTrigger(Strategy):
+    """Cooperates until more than a fraction ``tol`` of opponents defect in a round, then never again."""
+
+    name = "grim"
+    description = (
+        "Cooperate until a round in which more than a fraction tol of the opponents defected; "
+        "from then on defect forever."
+    )
+
+    def __init__(self, game: GameDescription, tol: float = 0.0) -> None:
+        super().__init__(game)
+        self.allowed = math.floor(tol * (game.n_players - 1) + 1e-9)
+        self.triggered = False
+
+    def act(self, history: PlayerHistory) -> str:
+        if not self.triggered:
+            last = history.last_opponent_cooperators
+            if last is not None and history.n_players - 1 - last > self.allowed:
+                self.triggered = True
+        return D if self.triggered else C
+
+
+class ThresholdCooperator(Strategy):
+    """Collective Risk: cooperate iff last round's cooperators would, with me, reach the threshold."""
+
+    name = "threshold"
+    description = (
+        "Cooperate in the first round; afterwards cooperate if at least x opponents "
+        "cooperated in the previous round (by default x = m - 1, so that together with me the "
+        "threshold m is reached), otherwise defect."
+    )
+
+    def __init__(self, game: GameDescription, x: float | None = None) -> None:
+        super().__init__(game)
+        if x is None:
+            m = game.m if game.m is not None else math.ceil(game.n_players / 2)
+            self.needed = max(0, m - 1)
+        else:
+            self.needed = _opponents_needed(x, game.n_players)
+
+    def act(self, history: PlayerHistory) -> str:
+        last = history.last_opponent_cooperators
+        return C if last is None or last >= self.needed else D
+
+
+#: spec name -> strategy class
+REFERENCE: dict[str, type[Strategy]] = {
+    cls.name: cls  # type: ignore[misc]
+    for cls in (
+        AlwaysCooperate,
+        AlwaysDefect,
+        RandomStrategy,
+        ConditionalCooperator,
+        ConditionalDefector,
+        TitForTat,
+        ProportionalTitForTat,
+        GenerousTitForTat,
+        EndgameTitForTat,
+        GrimTrigger,
+        ThresholdCooperator,
+    )
+}
+
+#: paper labels for plots
+LABELS: dict[str, Callable[[list[Any]], str]] = {
+    "all_c": lambda a: "A-C",
+    "all_d": lambda a: "A-D",
+    "rnd": lambda a: f"Rnd({a[0] if a else 0.5:g})",
+    "cc": lambda a: f"CC({a[0] if a else 1:g})",
+    "cd": lambda a: f"CD({a[0] if a else 1:g})",
+}
+
+_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
+
+
+def parse_spec(spec: str) -> tuple[str, list[Any]]:
+    """``"cc(2)"`` -> ``("cc", [2])``; raises ValueError naming the known strategies."""
+    match = _SPEC.match(spec)
+    if not match:
+        raise ValueError(f"strategy spec {spec!r}: expected 'name' or 'name(arg, ...)'")
+    name, args_text = match.group(1), match.group(2)
+    if name not in REFERENCE:
+        raise ValueError(
+            f"strategy spec {spec!r}: unknown reference strategy; known: {', '.join(sorted(REFERENCE))}"
+        )
+    args: list[Any] = []
+    if args_text and args_text.strip():
+        try:
+            parsed = ast.literal_eval(f"({args_text},)")
+        except (ValueError, SyntaxError) as exc:
+            raise ValueError(f"strategy spec {spec!r}: arguments must be literals") from exc
+        args = list(parsed)
+    return name, args
+
+
+def reference_params(spec: str) -> tuple[type[Strategy], dict[str, Any]]:
+    """The class and keyword parameters of a reference spec (positional args mapped by name)."""
+    import inspect
+
+    name, args = parse_spec(spec)
+    cls = REFERENCE[name]
+    names = [
+        p.name
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name not in ("self", "game")
+    ]
+    if len(args) > len(names):
+        raise ValueError(f"strategy spec {spec!r}: {name} takes at most {len(names)} argument(s)")
+    return cls, dict(zip(names, args, strict=False))
+
+
+def reference_label(spec: str) -> str:
+    name, args = parse_spec(spec)
+    fmt = LABELS.get(name)
+    return fmt(args) if fmt else spec.strip()

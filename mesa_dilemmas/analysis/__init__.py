@@ -1,0 +1,1 @@
+"""Analyses of finished runs and of strategies (behavioural feature vectors, PCA, diversity)."""

@@ -1,0 +1,329 @@
+"""Self-play (paper 002, Sec. 5.1): social welfare for every mix of exploitative and collective agents.
+
+For each group size n and each split of n seats into ``n_collective``
+collective and ``n - n_collective`` exploitative agents, ``samples`` groups
+are drawn -- strategies sampled without replacement from the two sets, seats
+shuffled -- and played for ``rounds`` rounds on the fast engine.  The measure
+is the mean normalised reward: total payoff / (n * rounds).  Every sample is a
+row of ``runs``; the runner aggregates them per (group_size, n_collective).
+
+Sampling when a set is smaller than the number of seats it must fill (the
+bundled reference sets have a dozen strategies; LLM sets have 512): the set is
+used as evenly as possible -- whole random permutations of it, then a random
+subset of the remainder -- so no strategy appears more than once more often
+than any other.
+
+Work is split into tasks of one (n, split) each, seeded from
+``SeedSequence(scenario.seed).spawn(n_tasks)`` in a fixed order, so results
+do not depend on the number of processes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
+from mesa_dilemmas.dilemmas.binary_game import DEFAULT_ROUNDS, MAX_PLAYERS, make_game, play_batch
+from mesa_dilemmas.scenarios.experiment import Results, RunContext
+
+if TYPE_CHECKING:
+    from mesa_dilemmas.scenarios.config import Scenario
+
+GameParam = float | int | None
+
+
+# -- shared helpers (also used by cultural evolution) ----------------------
+
+
+def sample_indices(rng: np.random.Generator, size: int, k: int) -> np.ndarray:
+    """``k`` indices into a set of ``size``: without replacement, or as evenly as possible if k > size."""
+    if size <= 0:
+        raise ValueError("cannot sample from an empty strategy set")
+    if k <= size:
+        return rng.choice(size, k, replace=False)
+    whole, rest = divmod(k, size)
+    parts = [rng.permutation(size) for _ in range(whole)]
+    parts.append(rng.choice(size, rest, replace=False))
+    return np.concatenate(parts)
+
+
+def map_tasks(
+    fn: Callable[[Any], Any],
+    tasks: Sequence[Any],
+    processes: int,
+    progress: bool,
+    desc: str,
+    costs: Sequence[float] | None = None,
+) -> list[Any]:
+    """``[fn(t) for t in tasks]``, over ``processes`` spawned workers, results in task order.
+
+    Tasks are submitted costliest first (``costs``) so large ones do not
+    straggle at the end; the order of results never depends on scheduling.
+    """
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(tasks), desc=desc, disable=not progress, leave=False)
+    results: list[Any] = [None] * len(tasks)
+    try:
+        if processes <= 1 or len(tasks) <= 1:
+            for i, task in enumerate(tasks):
+                results[i] = fn(task)
+                bar.update()
+            return results
+        order = (
+            sorted(range(len(tasks)), key=lambda i: -costs[i])
+            if costs is not None
+            else range(len(tasks))
+        )
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(processes, len(tasks)), mp_context=ctx) as pool:
+            futures = {pool.submit(fn, tasks[i]): i for i in order}
+            try:
+                for fut in as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    bar.update()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)  # fail fast, not after every task
+                raise
+        return results
+    finally:
+        bar.close()
+
+
+def _check_game_params(
+    game: str, rounds: int, sizes: Sequence[int], params: dict[str, Any]
+) -> None:
+    """Build the game at every group size, so a bad parameter fails before any work starts."""
+    from mesa_dilemmas.scenarios.config import ConfigError
+
+    for n in sizes:
+        try:
+            make_game(game, n, rounds, **params)
+        except ValueError as exc:
+            raise ConfigError(f"options.game_params (group size {n}): {exc}") from None
+
+
+# -- options -----------------------------------------------------------------
+
+
+class SelfPlayOptions(BaseModel):
+    """The ``[options]`` of a self-play scenario."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: strategy sets (bundled name or path) for the two attitudes
+    exploitative_set: str = "reference_exploitative"
+    collective_set: str = "reference_collective"
+    group_sizes: list[Annotated[int, Field(ge=2, le=MAX_PLAYERS)]] = [4, 16, 64, 256]
+    #: groups drawn per split (the paper: 200)
+    samples: Annotated[int, Field(ge=1, le=1_000_000)] = 200
+    rounds: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_ROUNDS
+    #: None: every split n_collective = 0..n; else that many evenly spaced splits (0 and n included)
+    splits: Annotated[int | None, Field(ge=2)] = None
+    #: the game's own parameters (k, m, capacity, growth), e.g. {k = 3} for Appendix B
+    game_params: dict[str, GameParam] = {}
+    #: players per engine batch (bounds memory; larger batches amortise numpy calls)
+    batch_players: Annotated[int, Field(ge=2, le=1_000_000)] = 16384
+
+    @field_validator("group_sizes")
+    @classmethod
+    def _nonempty(cls, v: list[int]) -> list[int]:
+        if not v:
+            raise ValueError("give at least one group size")
+        return v
+
+
+def split_points(n: int, splits: int | None) -> list[int]:
+    """The n_collective values played for group size n."""
+    if splits is None or splits >= n + 1:
+        return list(range(n + 1))
+    return sorted({round(x) for x in np.linspace(0, n, splits)})
+
+
+@dataclass(frozen=True)
+class SelfPlayTask:
+    game: str
+    game_params: dict[str, Any]
+    rounds: int
+    n: int
+    n_collective: int
+    samples: int
+    exploitative: str  # resolved set path
+    collective: str
+    batch_players: int
+    seed: np.random.SeedSequence
+
+
+def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
+    """Play all samples of one split; returns per-sample arrays and per-round cooperation."""
+    game = make_game(task.game, task.n, task.rounds, **task.game_params)
+    sets = {"e": load_strategy_set(task.exploitative), "c": load_strategy_set(task.collective)}
+    rng = np.random.default_rng(task.seed)
+    n, nc = task.n, task.n_collective
+    ne = n - nc
+    per_batch = max(1, task.batch_players // n)
+    welfare = np.empty(task.samples)
+    coop = np.empty(task.samples)
+    pay_e = np.full(task.samples, np.nan)
+    pay_c = np.full(task.samples, np.nan)
+    coop_rounds = np.zeros(task.rounds)
+    is_coll = np.zeros(n, dtype=bool)
+    done = 0
+    while done < task.samples:
+        size = min(per_batch, task.samples - done)
+        lineups, masks = [], []
+        for _ in range(size):
+            members = [sets["e"][j] for j in sample_indices(rng, len(sets["e"]), ne)] + [
+                sets["c"][j] for j in sample_indices(rng, len(sets["c"]), nc)
+            ]
+            seats = rng.permutation(n)
+            lineups.append([members[s] for s in seats])
+            is_coll[:] = seats >= ne
+            masks.append(is_coll.copy())
+        entropies = rng.integers(0, 2**63, size=size)
+        result = play_batch(game, lineups, entropies)
+        norm = result.normalised
+        mask = np.array(masks)
+        sl = slice(done, done + size)
+        welfare[sl] = norm.mean(axis=1)
+        coop[sl] = result.coop_by_round.sum(axis=1) / (n * task.rounds)
+        if ne:
+            pay_e[sl] = np.where(~mask, norm, 0.0).sum(axis=1) / ne
+        if nc:
+            pay_c[sl] = np.where(mask, norm, 0.0).sum(axis=1) / nc
+        coop_rounds += result.coop_by_round.sum(axis=0) / n
+        done += size
+    return {
+        "normalised_payoff": welfare,
+        "cooperation_rate": coop,
+        "exploitative_payoff": pay_e,
+        "collective_payoff": pay_c,
+        "coop_by_round": coop_rounds / task.samples,
+    }
+
+
+class SelfPlayExperiment:
+    """Mean normalised reward for every exploitative/collective split at every group size."""
+
+    USES_MODEL_PARAMS: ClassVar[bool] = False
+    Options: ClassVar[type[BaseModel]] = SelfPlayOptions
+
+    def run(self, scenario: Scenario, options: BaseModel, ctx: RunContext) -> Results:
+        opts = SelfPlayOptions.model_validate(
+            options.model_dump() if isinstance(options, BaseModel) else options
+        )
+        params = {k: v for k, v in opts.game_params.items() if v is not None}
+        _check_game_params(scenario.game, opts.rounds, opts.group_sizes, params)
+        paths = {
+            "exploitative": str(resolve_set_path(opts.exploitative_set)),
+            "collective": str(resolve_set_path(opts.collective_set)),
+        }
+        sets: dict[str, StrategySet] = {k: load_strategy_set(v) for k, v in paths.items()}
+        for s in sets.values():
+            s.check_game(scenario.game)
+        specs = [(n, nc) for n in opts.group_sizes for nc in split_points(n, opts.splits)]
+        seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
+        tasks = [
+            SelfPlayTask(
+                scenario.game,
+                params,
+                opts.rounds,
+                n,
+                nc,
+                opts.samples,
+                paths["exploitative"],
+                paths["collective"],
+                opts.batch_players,
+                seed,
+            )
+            for (n, nc), seed in zip(specs, seeds, strict=True)
+        ]
+        outputs = map_tasks(
+            run_self_play_task,
+            tasks,
+            ctx.processes,
+            ctx.progress,
+            "self-play",
+            costs=[t.n * t.samples for t in tasks],
+        )
+        bounds = {
+            n: make_game(scenario.game, n, opts.rounds, **params).welfare_bounds()
+            for n in opts.group_sizes
+        }
+        frames, steps = [], []
+        for split_id, (task, out) in enumerate(zip(tasks, outputs, strict=True)):
+            low, high = bounds[task.n]
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "group_size": task.n,
+                        "n_collective": task.n_collective,
+                        "n_exploitative": task.n - task.n_collective,
+                        "frac_collective": task.n_collective / task.n,
+                        "sample": np.arange(task.samples),
+                        "normalised_payoff": out["normalised_payoff"],
+                        "cooperation_rate": out["cooperation_rate"],
+                        "exploitative_payoff": out["exploitative_payoff"],
+                        "collective_payoff": out["collective_payoff"],
+                        "min_possible": low,
+                        "max_possible": high,
+                    }
+                )
+            )
+            steps.append(
+                pd.DataFrame(
+                    {
+                        "RunId": split_id,
+                        "Step": np.arange(1, opts.rounds + 1),
+                        "group_size": task.n,
+                        "n_collective": task.n_collective,
+                        "cooperation_rate": out["coop_by_round"],
+                    }
+                )
+            )
+        runs = pd.concat(frames, ignore_index=True)
+        per_size = {}
+        for n, grp in runs.groupby("group_size"):
+            means = grp.groupby("n_collective")["normalised_payoff"].mean()
+            low, high = bounds[int(n)]
+            per_size[str(n)] = {
+                "min_possible": low,
+                "max_possible": high,
+                "all_exploitative": float(means.iloc[0]),
+                "all_collective": float(means.iloc[-1]),
+                "mean_over_splits": float(means.mean()),
+                "efficiency_over_splits": float((means.mean() - low) / (high - low))
+                if high > low
+                else None,
+            }
+        summary = {
+            "experiment": "self_play",
+            "game": scenario.game,
+            "game_params": make_game(
+                scenario.game, opts.group_sizes[0], opts.rounds, **params
+            ).params(),
+            "sets": {k: s.metadata() for k, s in sets.items()},
+            "samples_per_split": opts.samples,
+            "by_group_size": per_size,
+        }
+        return Results(
+            runs=runs,
+            steps=pd.concat(steps, ignore_index=True),
+            summary=summary,
+            metrics=[
+                "normalised_payoff",
+                "cooperation_rate",
+                "exploitative_payoff",
+                "collective_payoff",
+            ],
+            group_by=["group_size", "n_collective"],
+            seeds=[int(s.generate_state(1, np.uint64)[0]) for s in seeds],
+        )
