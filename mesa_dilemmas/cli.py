@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw
+from mesa_dilemmas.scenarios.runner import RunStopped
 
 #: modules that add command groups (each exposes ``register(subparsers)``)
-ANALYSE_MODULES: tuple[str, ...] = ("mesa_dilemmas.analysis.strategies_cli",)
-COMMAND_MODULES: tuple[str, ...] = ()
+ANALYSE_MODULES: tuple[str, ...] = ("mesa_dilemmas.analysis.strategies_cli", "mesa_dilemmas.analysis.norms_cli")
+COMMAND_MODULES: tuple[str, ...] = ("mesa_dilemmas.llm.cli",)
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
@@ -99,6 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except RunStopped as exc:
+        print(f"stopped: {exc}", file=sys.stderr)
+        return 3
+    except LookupError as exc:  # a replay run asked for a call that was never recorded
+        if type(exc).__name__ != "ReplayMiss":
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except tomllib.TOMLDecodeError as exc:

@@ -2,6 +2,6 @@
 # Set up and run the whole test suite (and the linter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh "test"
+bash scripts/bootstrap.sh "test,local"
 .venv/bin/ruff check mesa_dilemmas tests benchmarks scripts
 .venv/bin/python -m pytest -q "$@"

@@ -12,7 +12,6 @@ decision's documented fallback and are counted, per agent and per decision kind.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,29 +22,41 @@ COUNTERS = ("asked", "parse_failures", "retries", "fallbacks")
 
 
 class DecisionStats:
-    """Counters keyed by (agent id or -1 for the narrator, decision kind)."""
+    """Counters keyed by (agent id or -1 for the narrator, decision kind).
+
+    Plain lists in ``COUNTERS`` order: this sits on every decision's path."""
 
     def __init__(self) -> None:
-        self.counts: dict[tuple[int, str], Counter] = {}
+        self.counts: dict[tuple[int, str], list[int]] = {}
 
-    def add(self, agent_id: int | None, kind: str, **deltas: int) -> None:
+    def add(self, agent_id: int | None, kind: str, asked: int = 0, parse_failures: int = 0,
+            retries: int = 0, fallbacks: int = 0) -> None:
         key = (-1 if agent_id is None else agent_id, kind)
-        counter = self.counts.setdefault(key, Counter())
-        counter.update({k: v for k, v in deltas.items() if v})
+        row = self.counts.get(key)
+        if row is None:
+            row = self.counts[key] = [0, 0, 0, 0]
+        row[0] += asked
+        if parse_failures or retries or fallbacks:
+            row[1] += parse_failures
+            row[2] += retries
+            row[3] += fallbacks
 
     def total(self, name: str) -> int:
-        return sum(c[name] for c in self.counts.values())
+        i = COUNTERS.index(name)
+        return sum(row[i] for row in self.counts.values())
 
     def by_kind(self) -> dict[str, dict[str, int]]:
-        out: dict[str, Counter] = {}
-        for (_, kind), c in self.counts.items():
-            out.setdefault(kind, Counter()).update(c)
-        return {k: {n: v[n] for n in COUNTERS} for k, v in sorted(out.items())}
+        out: dict[str, list[int]] = {}
+        for (_, kind), row in self.counts.items():
+            acc = out.setdefault(kind, [0, 0, 0, 0])
+            for i, v in enumerate(row):
+                acc[i] += v
+        return {k: dict(zip(COUNTERS, v, strict=True)) for k, v in sorted(out.items())}
 
     def records(self) -> list[dict[str, Any]]:
         return [
-            {"agent_id": aid, "kind": kind, **{n: c[n] for n in COUNTERS}}
-            for (aid, kind), c in sorted(self.counts.items())
+            {"agent_id": aid, "kind": kind, **dict(zip(COUNTERS, row, strict=True))}
+            for (aid, kind), row in sorted(self.counts.items())
         ]
 
 

@@ -45,14 +45,22 @@ import numpy as np
 from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
-from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, NumberSpec, TextSpec
+from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, NumberSpec, StructSpec, TextSpec
 from mesa_dilemmas.agents.fishery_villagers import (
     TYPE_RANGES,
     VillagerRules,
     draw_strategy,
 )
 from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.analysis.norm_structure import numeric_norm_structure, text_norm_structure
 from mesa_dilemmas.dilemmas.base import DilemmaModel
+from mesa_dilemmas.dilemmas.fishery_language import (
+    NO_POLICY_YET,
+    initial_strategy,
+    prompt_fields,
+    proposals_text,
+    register_prompts,
+)
 from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.norms import cap_sentence, median_vote, plurality_vote, stated_cap
 
@@ -64,12 +72,16 @@ EFFORT = NumberSpec(0.0, 1.0)
 CAP = NumberSpec(0.0, 1e6)
 COPY_OR_KEEP = ChoiceSpec(("copy", "keep"))
 PROPOSAL_TEXT = TextSpec(max_chars=400)
+NORMS = StructSpec({"personal": TextSpec(max_chars=400), "community": TextSpec(max_chars=400)})
 NO_ONE = "none"
 
 
 class Villager(DilemmaAgent):
     """A fisher. Its numbers live in the model's arrays at ``slot``; these properties
-    let the DataCollector and the dashboard read them like ordinary attributes."""
+    let the DataCollector and the dashboard read them like ordinary attributes.
+    ``norm_text`` is the personal strategy of a language (LLM) villager, else None."""
+
+    norm_text: str | None = None
 
     @property
     def effort(self) -> float:
@@ -100,6 +112,11 @@ class FisheryModel(DilemmaModel):
     """Common-pool fishery with punishment, payoff-biased imitation and propose->vote norms."""
 
     GAME: ClassVar[str] = "fishery"
+    #: the metrics summarised per grid cell (mean, s.e.m.) in summary.json
+    RUN_METRICS: ClassVar[tuple[str, ...]] = (
+        "survival_time", "efficiency", "collapsed", "compliance", "mean_effort", "stock", "deaths",
+        "punishments", "wealth_gini", "norm_similarity", "norm_alignment",
+    )
     PHASES: ClassVar[tuple[str, ...]] = ("harvest", "punish", "settle", "learn", "govern")
 
     def __init__(
@@ -115,7 +132,9 @@ class FisheryModel(DilemmaModel):
         collapse_threshold: NonNegative = 15.0,
         penalty: NonNegative = 10.0,
         punish_cost: NonNegative = 0.0,
+        punishment: bool = True,
         punishment_off_at: Annotated[int, Field(ge=0)] = 0,
+        regrowth: Literal["logistic", "doubling"] = "logistic",
         population: Literal["general", "typed"] = "general",
         altruism_ratio: Fraction = 0.5,
         punisher_profile: Literal["table", "text"] = "table",
@@ -134,6 +153,8 @@ class FisheryModel(DilemmaModel):
         stop_at_collapse: bool = True,
         llm_agents: Annotated[int, Field(ge=0, le=1000)] = 0,
         llm: str = "local",
+        peers_sampled: Annotated[int, Field(ge=1, le=1000)] = 3,
+        universalization_hint: bool = False,
         rng: Any = None,
     ) -> None:
         super().__init__(rng=rng)
@@ -146,7 +167,11 @@ class FisheryModel(DilemmaModel):
         self.collapse_threshold = collapse_threshold
         self.penalty = penalty
         self.punish_cost = punish_cost
+        self.punishment = punishment
         self.punishment_off_at = punishment_off_at
+        self.regrowth = regrowth
+        self.peers_sampled = peers_sampled
+        self.universalization_hint = universalization_hint
         self.selection_strength = selection_strength
         self.mutation_sd = mutation_sd
         self.norm_mutation_sd = norm_mutation_sd
@@ -158,7 +183,9 @@ class FisheryModel(DilemmaModel):
         self.group_decision = group_decision
         self.proposal_form = proposal_form
         self.stop_at_collapse = stop_at_collapse
-        self.h_opt = growth_rate * capacity / 4.0
+        # the optimal sustainable harvest: logistic MSY rK/4; "doubling" regrowth: K/2 (harvest
+        # down to K/2 each round, which doubles back to K)
+        self.h_opt = growth_rate * capacity / 4.0 if regrowth == "logistic" else capacity / 2.0
 
         n = n_agents
         self.stock = capacity * initial_stock
@@ -174,6 +201,7 @@ class FisheryModel(DilemmaModel):
         self.alive = np.ones(n, dtype=bool)
         self.punished = np.zeros(n, dtype=int)
         self.villagers: list[Villager] = []
+        self.language = np.zeros(n, dtype=bool)  # villagers whose norms are text (LLM villagers)
 
         dispositions = self._dispositions(population, altruism_ratio)
         llm_slots = set(self.rng.choice(n, size=llm_agents, replace=False).tolist()) if llm_agents else set()
@@ -181,19 +209,23 @@ class FisheryModel(DilemmaModel):
             e, m, p, g = draw_strategy(self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max))
             self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot], self.norm[slot] = e, m, p, g
             self.effort[slot] = e
-            persona = Persona(disposition=disposition)
             if slot in llm_slots:
                 from mesa_dilemmas.llm import make_policy
 
+                register_prompts()
+                text = initial_strategy(disposition, self.rng)
+                persona = Persona(disposition=disposition, strategy_text=text)
                 policy = make_policy(llm)
+                self.language[slot] = True
             else:
-                policy = VillagerRules()
+                persona, policy, text = Persona(disposition=disposition), VillagerRules(), None
             agent = Villager(self, policy, persona)
             agent.slot = slot
+            agent.norm_text = text
             self.villagers.append(agent)
 
         self.group_norm = float(np.median(self.norm))
-        self.shared_policy = cap_sentence(self.group_norm)
+        self.shared_policy = NO_POLICY_YET if self.language.any() else cap_sentence(self.group_norm)
         self.norm_history: list[tuple[int, str]] = [(0, self.shared_policy)]
 
         # per-round and cumulative metrics (model reporters read these attributes)
@@ -210,6 +242,10 @@ class FisheryModel(DilemmaModel):
         self.collapsed = False
         self.survival_time = 0
         self.punishment_active = True
+        self.norm_similarity = self.norm_alignment = math.nan
+        self.update_norm_structure()
+        self.llm_decisions_per_villager = math.nan
+        self._llm_asked = 0
 
         self.datacollector = mesa.DataCollector(
             model_reporters={
@@ -226,6 +262,10 @@ class FisheryModel(DilemmaModel):
                 "punishments": "punishments",
                 "collapsed": "collapsed",
                 "survival_time": "survival_time",
+                "norm_similarity": "norm_similarity",
+                "norm_alignment": "norm_alignment",
+                "shared_policy": "shared_policy",
+                "llm_decisions_per_villager": "llm_decisions_per_villager",
             },
         )
         self.datacollector.collect(self)
@@ -244,6 +284,8 @@ class FisheryModel(DilemmaModel):
         p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}
         if p["llm_agents"] > p["n_agents"]:
             raise ValueError(f"llm_agents: {p['llm_agents']} exceeds n_agents={p['n_agents']}")
+        if params.get("universalization_hint") and params.get("regrowth", "logistic") != "doubling":
+            raise ValueError("universalization_hint: needs regrowth = 'doubling' (the hint's threshold is GovSim's)")
         if p["monitoring_min"] > p["monitoring_max"]:
             raise ValueError(f"monitoring_min: {p['monitoring_min']} exceeds monitoring_max={p['monitoring_max']}")
 
@@ -256,14 +298,15 @@ class FisheryModel(DilemmaModel):
 
     def public_table(self) -> list[dict[str, Any]]:
         """What every villager sees of the others: effort and total payoff (wealth)."""
-        return [
-            {"id": v.unique_id, "effort": round(float(self.effort[v.slot]), 3),
-             "payoff": round(float(self.wealth[v.slot]), 2)}
-            for v in self.living()
-        ]
+        living = self.living()
+        slots = [v.slot for v in living]
+        efforts = np.round(self.effort[slots], 3).tolist()
+        payoffs = np.round(self.wealth[slots], 2).tolist()
+        return [{"id": v.unique_id, "effort": e, "payoff": p}
+                for v, e, p in zip(living, efforts, payoffs, strict=True)]
 
     def _observation(self, v: Villager, table: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-        return {
+        obs = {
             "villager": v.unique_id,
             "consumption": self.consumption,
             "personal_norm": float(self.norm[v.slot]),
@@ -275,10 +318,15 @@ class FisheryModel(DilemmaModel):
             "villagers": table if self.social_learning else None,
             **extra,
         }
+        if self.language[v.slot]:  # text fields for the prompt templates
+            obs["personal_norm"] = v.norm_text
+            obs.update(prompt_fields(self, v, obs["villagers"]))
+        return obs
 
     # -- phases ------------------------------------------------------------
     def phase_harvest(self) -> None:
         living = self.living()
+        self._llm_villagers_this_round = int((self.language & self.alive).sum())
         table = self.public_table()
         efforts = self.ask_all([
             Decision("fishery.effort", EFFORT, self._observation(v, table), v, self.round,
@@ -301,21 +349,23 @@ class FisheryModel(DilemmaModel):
 
     def phase_punish(self) -> None:
         self.punishments = 0
-        self.punishment_active = not (self.punishment_off_at and self.round >= self.punishment_off_at)
+        self.punishment_active = self.punishment and not (
+            self.punishment_off_at and self.round >= self.punishment_off_at
+        )
         if not self.punishment_active:
             return
         living = self.living()
         if len(living) < 2:
             return
-        ids = [v.unique_id for v in living]
+        ids = tuple(str(v.unique_id) for v in living)
         by_id = {v.unique_id: v for v in living}
-        table = [{**row, "harvest": round(float(self.harvest[by_id[row["id"]].slot]), 3)}
-                 for row in self.public_table()]
+        harvests = np.round(self.harvest[[v.slot for v in living]], 3).tolist()
+        table = [{**row, "harvest": h} for row, h in zip(self.public_table(), harvests, strict=True)]
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions = []
         for i, v in enumerate(living):
             peer = living[picks[i] + (picks[i] >= i)]  # uniform over the others
-            options = tuple(str(x) for x in ids if x != v.unique_id) + (NO_ONE,)
+            options = ids[:i] + ids[i + 1 :] + (NO_ONE,)
             obs = self._observation(
                 v, table, sampled_peer=peer.unique_id,
                 sampled_peer_harvest=float(self.harvest[peer.slot]),
@@ -347,9 +397,11 @@ class FisheryModel(DilemmaModel):
             self.effort[slot] = self.strategy_effort[slot] = 0.0
             self.villagers[slot].remove()
             self.deaths += 1
-        # logistic regrowth after the harvest
         s = self.stock
-        self.stock = min(self.capacity, s + self.growth_rate * s * (1.0 - s / self.capacity))
+        if self.regrowth == "doubling":  # GovSim: what is left doubles, up to capacity
+            self.stock = min(self.capacity, 2.0 * s)
+        else:  # logistic regrowth after the harvest
+            self.stock = min(self.capacity, s + self.growth_rate * s * (1.0 - s / self.capacity))
 
     def phase_learn(self) -> None:
         if not self.social_learning:
@@ -361,7 +413,7 @@ class FisheryModel(DilemmaModel):
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions, pairs = [], []
         for i, v in enumerate(living):
-            if not revising[i]:
+            if not revising[i] or self.language[v.slot]:  # LLM villagers learn in context instead
                 continue
             k = living[picks[i] + (picks[i] >= i)]
             obs = {
@@ -388,31 +440,57 @@ class FisheryModel(DilemmaModel):
         self.norm[i] = max(0.0, self.norm[k] + self.norm_mutation_sd * noise[2])
 
     def phase_govern(self) -> None:
-        if not self.group_decision:
-            return
+        """Propose -> vote.  Language villagers also rewrite their personal strategy here (Fig. 10),
+        with or without a group decision; numeric villagers propose their cap."""
         living = self.living()
-        if not living:
+        if not living or not (self.group_decision or self.language.any()):
             return
         table = self.public_table()
-        numeric = self.proposal_form == "number"
-        spec = CAP if numeric else PROPOSAL_TEXT
-        proposals = self.ask_all([
-            Decision("fishery.propose", spec, self._observation(v, table), v, self.round,
-                     fallback=float(self.norm[v.slot]) if numeric else cap_sentence(self.norm[v.slot]))
-            for v in living
-        ])
-        if numeric:  # median-voter rule over numeric caps
+        textual = self.language.any() or self.proposal_form == "text"
+        decisions = []
+        for v in living:
+            if self.language[v.slot]:
+                obs = self._observation(v, table)
+                if self.social_learning:  # social learning in context: a few sampled peers
+                    others = [r for r in table if r["id"] != v.unique_id]
+                    k = min(self.peers_sampled, len(others))
+                    picks = sorted(self.rng.choice(len(others), size=k, replace=False)) if k else []
+                    obs.update(prompt_fields(self, v, [others[i] for i in picks]))
+                decisions.append(Decision("fishery.norms", NORMS, obs, v, self.round,
+                                          fallback={"personal": v.norm_text, "community": v.norm_text}))
+            elif self.group_decision:
+                cap = float(self.norm[v.slot])
+                decisions.append(Decision("fishery.propose", PROPOSAL_TEXT if textual else CAP,
+                                          self._observation(v, table), v, self.round,
+                                          fallback=cap_sentence(cap) if textual else cap))
+        answers = self.ask_all(decisions)
+        proposals = []
+        for d, answer in zip(decisions, answers, strict=True):
+            if d.kind == "fishery.norms":
+                d.agent.norm_text = answer["personal"]
+                proposals.append(answer["community"])
+            else:
+                proposals.append(answer)
+        if not self.group_decision:
+            return
+        if not textual:  # median-voter rule over numeric caps
             self.group_norm = median_vote(proposals)
             self.shared_policy = cap_sentence(self.group_norm)
         else:  # plurality vote among the distinct text proposals, broadcast verbatim
             options = tuple(dict.fromkeys(proposals))
-            votes = self.ask_all([
-                Decision("fishery.vote", ChoiceSpec(options), self._observation(v, table, proposals=options),
-                         v, self.round, fallback=options[0])
-                for v in living
-            ])
-            self.shared_policy = plurality_vote(votes, self.rng)
-            cap = stated_cap(self.shared_policy)
+            if len(options) == 1:
+                winner = options[0]
+            else:
+                ballots = []
+                for v in living:
+                    obs = self._observation(v, table, proposals=options)
+                    if self.language[v.slot]:
+                        obs["proposals_text"] = proposals_text(options)
+                    ballots.append(Decision("fishery.vote", ChoiceSpec(options), obs, v, self.round,
+                                            fallback=options[0]))
+                winner = plurality_vote(self.ask_all(ballots), self.rng)
+            self.shared_policy = winner
+            cap = stated_cap(winner)
             if cap is not None:
                 self.group_norm = cap
         if not self.norm_history or self.norm_history[-1][1] != self.shared_policy:
@@ -430,6 +508,8 @@ class FisheryModel(DilemmaModel):
             self.wealth_gini = gini(self.wealth[alive])
         else:
             self.compliance, self.mean_effort = math.nan, math.nan
+        self.update_norm_structure()
+        self._count_llm_decisions()
         if not self.collapsed:
             self.efficiency_sum += self.efficiency_now
             self.survival_time = self.round
@@ -440,15 +520,31 @@ class FisheryModel(DilemmaModel):
             self.running = False
         super().end_of_round()
 
-    def final_metrics(self) -> dict[str, Any]:
-        return {
-            "survival_time": self.survival_time,
-            "efficiency": self.efficiency,
-            "collapsed": self.collapsed,
-            "compliance": self.compliance,
-            "stock": self.stock,
-            "deaths": self.deaths,
-        }
+    def _count_llm_decisions(self) -> None:
+        """Decisions put to LLM villagers this round, per LLM villager (the paper's budget is 4)."""
+        if not self.language.any():
+            return
+        ids = {v.unique_id for v in self.villagers if self.language[v.slot]}
+        asked = sum(row[0] for (aid, _), row in self.broker.stats.counts.items() if aid in ids)
+        round_asked, self._llm_asked = asked - self._llm_asked, asked
+        self.llm_decisions_per_villager = round_asked / max(1, self._llm_villagers_this_round)
+
+    def update_norm_structure(self) -> None:
+        """Similarity and alignment of the living villagers' personal norms (paper 003, Sec. 4.2.4):
+        TF-IDF of the strategy texts in a language society, else the numeric strategies."""
+        living = self.living()
+        if len(living) < 2:
+            self.norm_similarity = self.norm_alignment = math.nan
+            return
+        if self.language.any():
+            texts = [v.norm_text or cap_sentence(self.norm[v.slot]) for v in living]
+            result = text_norm_structure(texts)
+        else:
+            slots = [v.slot for v in living]
+            result = numeric_norm_structure(
+                np.column_stack([self.strategy_effort[slots], self.monitor[slots], self.norm[slots]])
+            )
+        self.norm_similarity, self.norm_alignment = result.similarity, result.alignment
 
 
 __all__ = ["TYPE_RANGES", "FisheryModel", "Villager"]

@@ -55,6 +55,23 @@ def _llm_specs(scenario: Scenario) -> set[str]:
     return specs
 
 
+def _per_round(llm: dict[str, Any], results: Any) -> dict[str, Any]:
+    """LLM cost per model round, over every round the runs played."""
+    rounds = int(results.runs["steps_run"].sum()) if "steps_run" in results.runs else 0
+    out: dict[str, Any] = {"rounds": rounds}
+    if rounds:
+        out["calls_per_round"] = llm.get("calls", 0) / rounds
+        out["provider_calls_per_round"] = llm.get("provider_calls", 0) / rounds
+        out["tokens_per_round"] = (llm.get("tokens_in", 0) + llm.get("tokens_out", 0)) / rounds
+    steps = results.steps
+    if steps is not None and "llm_decisions_per_villager" in steps:
+        per = steps.loc[steps["Step"] > 0, "llm_decisions_per_villager"].dropna()
+        if len(per):
+            out["decisions_per_villager_round"] = float(per.max())
+            out["mean_decisions_per_villager_round"] = float(per.mean())
+    return out
+
+
 def run_scenario(
     name_or_path: str,
     *,
@@ -77,8 +94,11 @@ def run_scenario(
     if specs or scenario.llm:
         from mesa_dilemmas import llm
 
-        llm_settings = llm.LLMSettings.model_validate(scenario.llm)
-        llm.preflight(specs, llm_settings)
+        try:
+            llm_settings = llm.LLMSettings.from_table(scenario.llm)
+            llm.preflight(specs, llm_settings)
+        except llm.LLMConfigError as exc:
+            raise ConfigError(str(exc)) from None
 
     if resume is not None:
         out = resume
@@ -106,12 +126,20 @@ def run_scenario(
         session.start_run(llm_settings, out, resume=resume is not None)
     try:
         results = experiment.run(scenario, options, ctx)
+    except Exception as exc:
+        if type(exc).__name__ != "BudgetExceeded":
+            raise
+        raise RunStopped(
+            f"{exc}; the calls made so far are saved in {out} (and in the cache): "
+            f"continue with --resume {out} after raising the budget"
+        ) from None
     finally:
         if llm_settings is not None:
             llm_summary = session.finish_run()
     wall = time.time() - started
     if llm_summary is not None:
         results.summary["llm"] = llm_summary
+        results.summary["llm_per_round"] = _per_round(llm_summary, results)
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
     write_manifest(

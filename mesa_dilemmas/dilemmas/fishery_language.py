@@ -1,0 +1,92 @@
+"""What LLM villagers read: the fishery's observations as text fields for the prompt templates.
+
+Templates (``fishery_prompts/*.toml``) only substitute fields, so everything that
+depends on the ablation switches is decided here: without a group decision (OSL,
+Neither) no shared policy appears anywhere; without social learning (OGD,
+Neither) a villager sees only its own effort and payoff.  The mapping from
+action to payoff is never stated (paper 003: payoffs stay latent).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mesa_dilemmas.dilemmas.fishery import FisheryModel, Villager
+
+PROMPTS_PACKAGE = "mesa_dilemmas.dilemmas.fishery_prompts"
+NO_POLICY_YET = "No shared policy has been agreed yet."
+
+
+def prompts_dir() -> Path:
+    return Path(str(resources.files(PROMPTS_PACKAGE)))
+
+
+@cache
+def persona_bank() -> dict[str, tuple[str, ...]]:
+    data = tomllib.loads((Path(__file__).parent / "fishery_strategies.toml").read_text())
+    return {k: tuple(v) for k, v in data.items()}
+
+
+def initial_strategy(disposition: str, rng: Any) -> str:
+    """One template of the villager's disposition at random ("general": either bank)."""
+    bank = persona_bank()
+    choices = bank[disposition] if disposition in bank else bank["altruistic"] + bank["selfish"]
+    return choices[int(rng.integers(len(choices)))]
+
+
+_registered = False
+
+
+def register_prompts() -> None:
+    """Register the bundled templates as ``fishery.<kind>`` (once per process)."""
+    global _registered
+    if _registered:
+        return
+    from mesa_dilemmas.llm.prompts import register_templates
+
+    register_templates("fishery", prompts_dir())
+    _registered = True
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    return "\n".join(
+        f"- villager {r['id']}: fishing effort {r['effort']:.2f}, total payoff {r['payoff']:.1f}" for r in rows
+    )
+
+
+def prompt_fields(model: FisheryModel, v: Villager, rows: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """Text fields for one language villager; ``rows`` are the villagers it may observe."""
+    slot = v.slot
+    norms = [f'Your personal strategy: "{v.norm_text}"']
+    intro = "Each villager holds a personal strategy about what they should do"
+    if model.group_decision:
+        intro += ", and the community also has a shared policy."
+        norms.append(f'Shared community policy: "{model.shared_policy}"')
+    else:
+        intro += "."
+    if rows is None:  # no social learning: only one's own outcomes
+        own = {"id": v.unique_id, "effort": float(model.effort[slot]), "payoff": float(model.wealth[slot])}
+        observed = "You observe your own fishing effort and total payoff:\n" + _table([own])
+    else:
+        observed = "You observe each villager's fishing effort and total payoff:\n" + _table(rows)
+    hint = ""
+    if model.universalization_hint:
+        safe = model.stock / (2 * len(model.living()) or 1)
+        hint = (f"\nIf every villager catches more than {safe:.1f} fish today, "
+                "there will be fewer fish in the lake next time.")
+    return {
+        "norms_text": intro + "\n\n" + "\n".join(norms),
+        "and_policy": " and the community policy" if model.group_decision else "",
+        "observed_text": observed,
+        "lake_text": f"The lake currently holds about {model.stock:.0f} fish.",
+        "hint_text": hint,
+    }
+
+
+def proposals_text(options: tuple[str, ...]) -> str:
+    return "\n".join(f'- "{o}"' for o in options)

@@ -1,0 +1,193 @@
+"""Accounting: prices per model, cost per call, and the run summary.
+
+Prices are data (``prices.toml`` beside this module, overridable per scenario
+in ``[llm.prices]``).  The summary is computed from the run record, so it is
+the same whether the run used one process or many, and whether it was resumed.
+
+What the numbers mean: ``tokens_in``, ``tokens_out`` and ``cost_usd`` are what
+the run paid for, over all its segments (a resumed run includes the calls made
+before it was killed).  ``calls``, ``cache_hits`` and the decision counters
+(parse failures, retries, fallbacks, call errors) describe the latest, complete
+execution.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tomllib
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from mesa_dilemmas.llm.recorder import RunRecorder
+from mesa_dilemmas.llm.settings import PriceEntry
+
+
+@cache
+def bundled_prices() -> dict[str, dict[str, PriceEntry]]:
+    """provider -> model prefix -> price, from ``prices.toml``."""
+    raw = tomllib.loads((resources.files("mesa_dilemmas.llm") / "prices.toml").read_text())
+    return {prov: {m: PriceEntry(**p) for m, p in models.items()} for prov, models in raw.items()}
+
+
+class PriceTable:
+    """Looks up the price of ``provider:model``: overrides first, then the longest prefix."""
+
+    def __init__(self, overrides: dict[str, PriceEntry] | None = None) -> None:
+        self.overrides = dict(overrides or {})
+
+    def price(self, label: str) -> PriceEntry | None:
+        if label in self.overrides:
+            return self.overrides[label]
+        provider, _, model = label.partition(":")
+        candidates: dict[str, PriceEntry] = {}
+        for key, entry in self.overrides.items():
+            prov, sep, prefix = key.partition(":")
+            if sep and prov == provider:
+                candidates[prefix] = entry
+        table = {**bundled_prices().get(provider, {}), **candidates}
+        best = max((p for p in table if model.startswith(p)), key=len, default=None)
+        return None if best is None else table[best]
+
+    def cost(self, label: str, tokens_in: int, tokens_out: int) -> float | None:
+        entry = self.price(label)
+        if entry is None:
+            return None
+        return (tokens_in * entry.input + tokens_out * entry.output) / 1e6
+
+
+def _latency(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"mean": None, "p50": None, "p95": None, "max": None}
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return {
+        "mean": round(statistics.fmean(ordered), 4),
+        "p50": round(statistics.median(ordered), 4),
+        "p95": round(p95, 4),
+        "max": round(ordered[-1], 4),
+    }
+
+
+def _empty_group() -> dict[str, Any]:
+    return {
+        "calls": 0,
+        "provider_calls": 0,
+        "cache_hits": 0,
+        "failed_calls": 0,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "cost_usd": 0.0,
+        "latencies": [],
+        "decisions": 0,
+        "parse_failures": 0,
+        "retries": 0,
+        "fallbacks": 0,
+        "call_errors": 0,
+    }
+
+
+def _finish(group: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in group.items() if k != "latencies"}
+    out["cost_usd"] = round(out["cost_usd"], 6)
+    out["latency_s"] = _latency(group["latencies"])
+    return out
+
+
+def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``"llm"`` entry of ``summary.json`` for one run."""
+    segment = recorder.segment
+    calls = recorder.db.execute(
+        "SELECT segment, source, label, kind, agent_id, tokens_in, tokens_out, latency_s,"
+        " cost_usd, error FROM calls"
+    )
+    decisions = recorder.db.execute(
+        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors FROM decisions"
+        " WHERE segment = ?",
+        (segment,),
+    )
+    total = _empty_group()
+    groups: dict[str, dict[str, dict[str, Any]]] = {"by_model": {}, "by_kind": {}, "by_agent": {}}
+    unpriced = 0
+    for seg, source, label, kind, agent_id, tin, tout, latency, cost, error in calls:
+        agent = "narrator" if agent_id is None else str(agent_id)
+        targets = [total] + [
+            groups[name].setdefault(key, _empty_group())
+            for name, key in (("by_model", label), ("by_kind", kind), ("by_agent", agent))
+        ]
+        for g in targets:
+            if source == "provider":
+                g["provider_calls"] += 1
+                g["tokens_in"] += tin or 0
+                g["tokens_out"] += tout or 0
+                g["cost_usd"] += cost or 0.0
+                if error:
+                    g["failed_calls"] += 1
+                elif latency is not None:
+                    g["latencies"].append(latency)
+            if seg == segment:
+                g["calls"] += 1
+                if source != "provider":
+                    g["cache_hits"] += 1
+        if source == "provider" and not error and cost is None:
+            unpriced += 1
+    for kind, agent_id, retries, failures, fell_back, call_errors in decisions:
+        agent = "narrator" if agent_id is None else str(agent_id)
+        for g in (
+            total,
+            groups["by_kind"].setdefault(kind, _empty_group()),
+            groups["by_agent"].setdefault(agent, _empty_group()),
+        ):
+            g["decisions"] += 1
+            g["retries"] += retries
+            g["parse_failures"] += failures
+            g["fallbacks"] += fell_back
+            g["call_errors"] += call_errors
+    summary = _finish(total)
+    summary["unpriced_calls"] = unpriced
+    for name, table in groups.items():
+        summary[name] = {k: _finish(v) for k, v in sorted(table.items())}
+    summary["segments"] = segment
+    summary["resumed"] = segment > 1
+    if budget is not None:
+        summary["budget"] = budget
+    return summary
+
+
+CALL_COLUMNS = (
+    "id", "ts", "segment", "pid", "key", "label", "policy", "source", "run_seed", "agent_id",
+    "round", "step", "kind", "counter", "attempt", "tokens_in", "tokens_out", "latency_s",
+    "cost_usd", "finish_reason", "error", "request", "response",
+)  # fmt: skip
+DECISION_COLUMNS = (
+    "id", "ts", "segment", "pid", "policy", "run_seed", "agent_id", "round", "step", "kind",
+    "counter", "retries", "parse_failures", "fell_back", "call_errors", "error", "value",
+)  # fmt: skip
+
+
+def export_parquet(recorder: RunRecorder, out_dir: Path) -> list[str]:
+    """Write ``llm_calls.parquet`` and ``llm_decisions.parquet``; returns the file names."""
+    import pandas as pd
+
+    written = []
+    for table, columns in (("calls", CALL_COLUMNS), ("decisions", DECISION_COLUMNS)):
+        rows = recorder.db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
+        frame = pd.DataFrame(rows, columns=list(columns))
+        name = f"llm_{table}.parquet"
+        frame.to_parquet(Path(out_dir) / name, index=False)
+        written.append(name)
+    return written
+
+
+def load_calls(run_dir: Path) -> Iterable[dict[str, Any]]:
+    """The recorded calls of a run directory as dicts (request/response decoded)."""
+    rec = RunRecorder(Path(run_dir))
+    for row in rec.db.execute(f"SELECT {', '.join(CALL_COLUMNS)} FROM calls ORDER BY id"):
+        item = dict(zip(CALL_COLUMNS, row, strict=True))
+        for k in ("request", "response"):
+            item[k] = json.loads(item[k]) if item[k] else None
+        yield item
+    rec.close()

@@ -1,0 +1,105 @@
+"""Backends: one class per provider, all turning a :class:`ChatRequest` into a :class:`ChatResponse`.
+
+A backend only speaks its provider's API (through the official SDK, whose own
+retry and timeout machinery handles 429 ``Retry-After``, 5xx and timeouts
+where it can).  Caching, throttling, budgets and recording live around it in
+:mod:`mesa_dilemmas.llm.client`, so they are the same for every provider.
+
+SDK imports happen in the backend modules only, so ``import mesa_dilemmas.llm``
+stays cheap and a missing optional package (``llama-cpp-python``) is reported
+by :func:`mesa_dilemmas.llm.preflight`, not at import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
+
+if TYPE_CHECKING:
+    from mesa_dilemmas.llm.settings import LLMSettings
+    from mesa_dilemmas.llm.specs import ModelSpec
+
+
+class Backend:
+    """Base backend.  ``paid``: calls cost money/budget (not the replay backend)."""
+
+    provider: str = ""
+    paid: bool = True
+    #: calls in flight at once that make sense for this backend (None: the provider setting)
+    max_concurrency: int | None = None
+
+    def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
+        self.spec = spec
+        self.settings = settings
+
+    @property
+    def endpoint(self) -> str:
+        """What the throttle is shared by: the provider plus its base URL."""
+        return f"{self.provider}@{getattr(self, 'base_url', None) or 'default'}"
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class PerLoop[T]:
+    """One object (an SDK client) per running event loop.
+
+    SDK async clients hold connections bound to the loop that opened them; the
+    broker runs one loop per model, so a client must never cross to another."""
+
+    def __init__(self, factory: Callable[[], T]) -> None:
+        self._factory = factory
+        self._items: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            item = self._items.get(loop)
+            if item is None:
+                item = self._items[loop] = self._factory()
+            return item
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """Timeout/connection error classes of the HTTP library the SDKs use (httpx or its fork)."""
+    found: list[type[BaseException]] = []
+    for name in ("httpx", "httpx2"):
+        try:
+            found.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def create_backend(spec: ModelSpec, settings: LLMSettings) -> Backend:
+    """The backend object for a parsed spec (imports the SDK it needs)."""
+    if spec.provider == "openai":
+        from mesa_dilemmas.llm.backends.openai import OpenAIBackend
+
+        return OpenAIBackend(spec, settings)
+    if spec.provider == "anthropic":
+        from mesa_dilemmas.llm.backends.anthropic import AnthropicBackend
+
+        return AnthropicBackend(spec, settings)
+    if spec.provider == "gemini":
+        from mesa_dilemmas.llm.backends.gemini import GeminiBackend
+
+        return GeminiBackend(spec, settings)
+    if spec.provider == "local":
+        from mesa_dilemmas.llm.backends.local import LocalBackend
+
+        return LocalBackend(spec, settings)
+    if spec.provider == "replay":
+        from mesa_dilemmas.llm.backends.replay import ReplayBackend
+
+        return ReplayBackend(spec, settings)
+    raise ValueError(f"no backend for provider {spec.provider!r}")  # parse_spec prevents this

