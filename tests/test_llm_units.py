@@ -207,7 +207,7 @@ def test_generic_prompt_renders_persona_observation_and_instructions() -> None:
         traits=("cautious", "fair"), strategy_text="Never take more than my share.",
     )  # fmt: skip
     d = Decision(
-        "fishery.effort",
+        "toy.effort",  # a kind with no registered template: the generic renderer
         NUM,
         {"lake_stock": 120.5, "history": [1, 2], "others": {"a": 1}},
         None,
