@@ -102,18 +102,15 @@ class ConditionalCooperator(Strategy):
         return C if last is None or last >= self.needed else D
 
 
-class ConditionalDefector(Strategy):
-    """CD(x): defects first, then defects iff at least x opponents cooperated last round."""
+class ConditionalDefector(ConditionalCooperator):
+    """CD(x): the mirror of CC(x) -- defects first, then defects iff at least x opponents
+    cooperated last round."""
 
     name = "cd"
     description = (
         "Defect in the first round; afterwards defect if at least x opponents cooperated "
         "in the previous round (exploit them), otherwise cooperate."
     )
-
-    def __init__(self, game: GameDescription, x: float = 1) -> None:
-        super().__init__(game)
-        self.needed = _opponents_needed(x, game.n_players)
 
     def act(self, history: PlayerHistory) -> str:
         last = history.last_opponent_cooperators

@@ -47,6 +47,24 @@ class Backend:
         raise NotImplementedError
 
 
+class RemoteBackend(Backend):
+    """A provider reached over HTTP: its URL, its key (checked here), timeout and retries."""
+
+    def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
+        from mesa_dilemmas.llm.errors import LLMConfigError
+        from mesa_dilemmas.llm.specs import api_key, endpoint_url
+
+        super().__init__(spec, settings)
+        self.base_url = endpoint_url(spec, settings)
+        env, self.api_key, required = api_key(spec, settings)
+        if self.api_key is None and required:
+            raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
+        ps = settings.provider(self.provider)
+        self.timeout = ps.timeout_s or settings.timeout_s
+        self.max_retries = settings.max_retries if ps.max_retries is None else ps.max_retries
+        self.model = spec.model
+
+
 class PerLoop[T]:
     """One object (an SDK client) per running event loop.
 

@@ -16,28 +16,21 @@ from typing import Any
 
 import anthropic
 
-from mesa_dilemmas.llm.backends import Backend, PerLoop
-from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError, TransientCallError
+from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend
+from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
-from mesa_dilemmas.llm.specs import ModelSpec, api_key, endpoint_url
+from mesa_dilemmas.llm.specs import ModelSpec
 
 TOOL_NAME = "answer"
 
 
-class AnthropicBackend(Backend):
+class AnthropicBackend(RemoteBackend):
     provider = "anthropic"
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
         super().__init__(spec, settings)
-        self.base_url = endpoint_url(spec, settings)
-        env, key, required = api_key(spec, settings)
-        if key is None and required:
-            raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
-        ps = settings.provider("anthropic")
-        self.timeout = ps.timeout_s or settings.timeout_s
-        self.max_retries = settings.max_retries if ps.max_retries is None else ps.max_retries
-        self.model = spec.model
+        key = self.api_key
         #: recent SDK releases dropped ``temperature``/``top_p`` from ``messages.create``;
         #: send them only where the installed SDK still has them
         params = inspect.signature(anthropic.resources.messages.AsyncMessages.create).parameters

@@ -16,11 +16,11 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from mesa_dilemmas.llm.backends import Backend, PerLoop, transport_errors
-from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError, TransientCallError
+from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, transport_errors
+from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
-from mesa_dilemmas.llm.specs import ModelSpec, api_key, endpoint_url
+from mesa_dilemmas.llm.specs import ModelSpec
 
 RETRYABLE = {408, 429, 500, 502, 503, 504}
 REFUSALS = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY"}
@@ -41,18 +41,12 @@ def retry_after_seconds(headers: Any) -> float | None:
     return None
 
 
-class GeminiBackend(Backend):
+class GeminiBackend(RemoteBackend):
     provider = "gemini"
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
         super().__init__(spec, settings)
-        self.base_url = endpoint_url(spec, settings)
-        env, key, required = api_key(spec, settings)
-        if key is None and required:
-            raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
-        ps = settings.provider("gemini")
-        self.timeout = ps.timeout_s or settings.timeout_s
-        self.model = spec.model
+        key = self.api_key
         options: dict[str, Any] = {
             "timeout": int(self.timeout * 1000),
             # one attempt per SDK call: our loop retries, honouring Retry-After

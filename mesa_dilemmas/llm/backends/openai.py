@@ -18,11 +18,11 @@ from typing import Any
 
 import openai
 
-from mesa_dilemmas.llm.backends import Backend, PerLoop
-from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError, TransientCallError
+from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend
+from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
-from mesa_dilemmas.llm.specs import ModelSpec, api_key, endpoint_url
+from mesa_dilemmas.llm.specs import ModelSpec
 
 _RANGE_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
 
@@ -58,19 +58,13 @@ def without_ranges(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(RemoteBackend):
     provider = "openai"
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
         super().__init__(spec, settings)
-        self.base_url = endpoint_url(spec, settings)
-        env, key, required = api_key(spec, settings)
-        if key is None and required:
-            raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
-        ps = settings.provider("openai")
-        self.timeout = ps.timeout_s or settings.timeout_s
-        self.max_retries = settings.max_retries if ps.max_retries is None else ps.max_retries
-        self.model = spec.model
+        ps = settings.provider(self.provider)
+        key = self.api_key
         self.schema_format = ps.schema_format
         self._clients = PerLoop(
             lambda: openai.AsyncOpenAI(
