@@ -1,0 +1,251 @@
+"""The pieces every page shares: the page shell around SolaraViz, metrics, charts, tables.
+
+Every number a page shows is also in the DOM as data: a metric is an element
+with ``data-metric="<key>"`` and ``data-value="<raw value>"``, a chart has a
+caption with ``data-chart``, ``data-points`` and ``data-last``.  People read
+the labels; the browser tests read the attributes and check that they change.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import solara
+from mesa.visualization import SolaraViz
+from mesa.visualization.utils import force_update, update_counter
+
+from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+
+CSS = """
+.mdd-metrics { display: flex; flex-wrap: wrap; gap: 10px; margin: 4px 0 8px 0; }
+.mdd-metric { border: 1px solid #ddd; border-radius: 6px; padding: 6px 12px; min-width: 110px; }
+.mdd-metric-label { font-size: 11px; color: #666; }
+.mdd-metric-value { font-size: 19px; font-weight: 600; }
+.mdd-caption { font-size: 11px; color: #777; margin-top: -4px; }
+.mdd-table { border-collapse: collapse; font-size: 12px; width: 100%; }
+.mdd-table th, .mdd-table td { border-bottom: 1px solid #eee; padding: 3px 6px; text-align: left;
+  vertical-align: top; }
+.mdd-pre { white-space: pre-wrap; font-family: monospace; font-size: 11.5px; background: #f6f6f6;
+  padding: 6px 8px; border-radius: 4px; max-height: 260px; overflow-y: auto; margin: 2px 0 6px 0; }
+.mdd-policy { font-size: 15px; font-style: italic; padding: 6px 0; }
+.mdd-status { font-size: 13px; margin: 4px 0; }
+h2 { font-weight: 400; margin: 8px 0 4px 0; }
+.mdd-error { color: #b00020; font-weight: 600; }
+.mdd-scroll { max-height: 420px; overflow-y: auto; }
+"""
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number as people read it: 231.4, 0.853, 12; n/a for missing values."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "n/a"
+        return f"{value:.{digits}g}" if abs(value) < 10**digits else f"{value:.0f}"
+    return str(value)
+
+
+def raw(value: Any) -> str:
+    """A number as the tests read it (full precision, 'nan' for missing)."""
+    if value is None:
+        return "nan"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else repr(round(value, 6))
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    value: Any
+    digits: int = 3
+
+
+@solara.component
+def Metrics(items: Sequence[Metric]) -> None:
+    """A row of labelled numbers, each with ``data-metric`` / ``data-value``."""
+    cells = "".join(
+        f'<div class="mdd-metric" data-metric="{html.escape(m.key)}" data-value="{html.escape(raw(m.value))}">'
+        f'<div class="mdd-metric-label">{html.escape(m.label)}</div>'
+        f'<div class="mdd-metric-value">{html.escape(fmt(m.value, m.digits))}</div></div>'
+        for m in items
+    )
+    solara.HTML(tag="div", unsafe_innerHTML=cells, classes=["mdd-metrics"])
+
+
+@solara.component
+def Chart(
+    key: str, token: str, draw: Callable[[], bytes], points: int, last: Any = None, note: str = ""
+) -> None:
+    """A PNG chart, redrawn only when the model's snapshot changes (``token``)."""
+    png = solara.use_memo(draw, dependencies=[key, token])
+    solara.Image(png, format="png")
+    caption = f"{points} point{'s' if points != 1 else ''}" + (f" · latest {fmt(last)}" if points else "")
+    if note:
+        caption += f" · {note}"
+    solara.HTML(
+        tag="div",
+        unsafe_innerHTML=html.escape(caption),
+        classes=["mdd-caption"],
+        attributes={"data-chart": key, "data-points": str(points), "data-last": raw(last)},
+    )
+
+
+@solara.component
+def Text(text: str, *, bold: str = "", tag: str = "div", key: str = "") -> None:
+    """Escaped text, optionally led by a bold part.  (``solara.Markdown`` would load mermaid and
+    KaTeX from the CDN on every render, which offline means a failed request each time.)"""
+    inner = (f"<b>{html.escape(bold)}</b> " if bold else "") + html.escape(text)
+    solara.HTML(tag=tag, unsafe_innerHTML=inner, attributes={"data-text": key} if key else None)
+
+
+#: a chart of a page: (key, draw -> PNG bytes, the values it plots: counted, the last one shown)
+ChartItem = tuple[str, Callable[[], bytes], Sequence[Any]]
+#: a table shown in the chart grid: (title, columns, rows, key)
+TableItem = tuple[str, Sequence[str], Sequence[Sequence[Any]], str]
+
+
+@solara.component
+def ChartGrid(charts: Sequence[ChartItem], token: str, tables: Sequence[TableItem] = ()) -> None:
+    """The page's charts, two per row on wide screens, then any tables in the same grid."""
+    with solara.ColumnsResponsive(12, large=6):
+        for key, draw, values in charts:
+            with solara.Card(margin=0):
+                Chart(key, token, draw, len(values), values[-1] if len(values) else None)
+        for title, columns, rows, key in tables:
+            with solara.Card(title, margin=0):
+                Table(columns, rows, key=key)
+
+
+def table_html(columns: Sequence[str], rows: Sequence[Sequence[Any]], key: str = "") -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in row) + "</tr>" for row in rows
+    )
+    attr = f' data-table="{html.escape(key)}" data-rows="{len(rows)}"' if key else ""
+    return f'<table class="mdd-table"{attr}><tr>{head}</tr>{body}</table>'
+
+
+@solara.component
+def Table(columns: Sequence[str], rows: Sequence[Sequence[Any]], key: str = "") -> None:
+    """A plain table (every cell escaped: LLM text may contain anything)."""
+    solara.HTML(tag="div", unsafe_innerHTML=table_html(columns, rows, key), classes=["mdd-scroll"])
+
+
+@solara.component
+def Pre(text: str, key: str = "") -> None:
+    """Preformatted text (prompts, answers, meeting transcripts), escaped."""
+    attributes = {"data-text": key} if key else None
+    solara.HTML(tag="div", unsafe_innerHTML=html.escape(text), classes=["mdd-pre"], attributes=attributes)
+
+
+@solara.component
+def RoundStatus(model: DashboardModel) -> None:
+    """Round, state and errors; while a round runs in the worker, ticks the page once a second."""
+    update_counter.get()
+    job = model.job
+
+    def wait(cancel: threading.Event) -> None:
+        if job is None:
+            return
+        while not job.done.wait(1.0):
+            if cancel.is_set():
+                return
+            force_update()  # live elapsed time and LLM calls while the round runs
+        if not cancel.is_set():
+            force_update()
+
+    solara.use_thread(wait, dependencies=[job], intrusive_cancel=False)
+
+    if model.error:
+        state = "error"
+    elif model.busy:
+        state = "playing"
+    elif model.game_running:
+        state = "ready"
+    else:
+        state = "finished"
+    unit = model.page.unit
+    text = f"{unit} {model.round} · seed {model.seed}{' (drawn at random)' if model.seed_drawn else ''}"
+    if state == "playing" and job is not None:
+        text = f"playing {unit} {job.round}… (LLM agents are answering; the page stays usable)"
+    elif state == "finished":
+        text += " · the game is over (Reset to play again)"
+    solara.HTML(
+        tag="div",
+        unsafe_innerHTML=html.escape(text),
+        classes=["mdd-status"],
+        attributes={"data-status": state, "data-round": str(model.round), "data-model": model.uid},
+    )
+    if state == "playing":
+        solara.ProgressLinear(True)
+    if model.error:
+        with solara.Div(attributes={"data-error": "1"}):
+            solara.Error(model.error)
+        if model.detail:
+            with solara.Details("details", expand=False):
+                Pre(model.detail)
+
+
+@solara.component
+def RunSettings(model: DashboardModel) -> None:
+    """The parameters the current game was built with (the sliders show what the next Reset uses)."""
+    rows = sorted(model.params.items())
+    if model.n_llm_agents:
+        rows.append(("LLM agents", f"{model.n_llm_agents} on {model.llm_choice.spec}"))
+    with solara.Details("parameters of this run", expand=False):
+        Table(["parameter", "value"], rows, key="run-settings")
+
+
+def default_params(controls: dict[str, Any]) -> dict[str, Any]:
+    """The values Mesa's controls start from (fixed entries as they are)."""
+    return {
+        k: (v["value"] if isinstance(v, dict) and "type" in v else v) for k, v in controls.items()
+    }
+
+
+@solara.component
+def GameScreen(page: GamePage) -> None:
+    """One game's page: SolaraViz's controls in the sidebar, the page's panels in the main area.
+
+    SolaraViz renders its own component area through a draggable grid that needs a
+    Vue 2 plugin; with ipyvue 3 (Solara's Vue 3 front end) it stays blank, so the
+    panels are rendered here, beside SolaraViz, from the same reactive model."""
+    controls = solara.use_memo(lambda: {"page": page, **page.controls()}, [])
+    model = solara.use_reactive(
+        solara.use_memo(lambda: DashboardModel(**default_params(controls)), [])
+    )
+    solara.use_effect(lambda: model.value.close, [model.value])
+    solara.Style(CSS)
+    SolaraViz(model, components=[], model_params=controls, name=page.title, play_interval=300)
+    ModelView(model.value)
+
+
+@solara.component
+def ModelView(model: DashboardModel) -> None:
+    """Title, status, the page's panels on the latest snapshot, the LLM panel, the run's settings."""
+    update_counter.get()  # re-render after every Step, Reset and live tick
+    from mesa_dilemmas.viz.dashboard.llm_panel import LLMPanel  # it builds on this module
+
+    with solara.Div(attributes={"data-page": model.page.path}):
+        Text(model.page.title, tag="h2")
+        Text(model.page.summary)
+        RoundStatus(model)
+        if model.view is not None:
+            model.page.panels(view=model.view, model=model)
+        if model.llm is not None:
+            LLMPanel(model)
+        RunSettings(model)

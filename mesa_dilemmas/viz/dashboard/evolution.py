@@ -1,0 +1,161 @@
+"""The cultural-evolution page (paper 002, Sec. 6.1): gene shares over generations, one per Step.
+
+It drives the experiment's own :class:`~mesa_dilemmas.scenarios.cultural_evolution.Evolution`
+one generation at a time (its ``generations()`` iterator), so the page shows
+exactly what a ``cultural_evolution`` scenario computes for one run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import solara
+
+from mesa_dilemmas.agents.strategies.loader import load_strategy_set, resolve_set_path
+from mesa_dilemmas.dilemmas.binary_game import make_game
+from mesa_dilemmas.scenarios.cultural_evolution import (
+    CulturalEvolutionOptions,
+    Evolution,
+    Generation,
+    genes_of,
+)
+from mesa_dilemmas.viz.dashboard import controls as c
+from mesa_dilemmas.viz.dashboard.charts import Ref, Series, bar_png, line_png, stack_png
+from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
+from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+
+GAMES = ["public_goods", "collective_risk", "common_pool"]
+OPTIONS = ("population", "games_per_agent", "survivors", "mutation_rate", "threshold",
+           "max_generations", "rounds")  # fmt: skip
+
+
+class EvolutionRun:
+    """One evolution run stepped a generation at a time (``round`` = generations played)."""
+
+    def __init__(self, game: str, group_size: int, opts: CulturalEvolutionOptions, seed: int) -> None:
+        self.opts = opts
+        self.rules = make_game(game, group_size, opts.rounds)
+        self.sets = [load_strategy_set(resolve_set_path(s)) for s in opts.sets]
+        for s in self.sets:
+            s.check_game(game)
+        self.genes = [g.label for g in genes_of(self.sets)]
+        self.evolution = Evolution(self.rules, self.sets, opts, np.random.SeedSequence(seed))
+        self._generations = self.evolution.generations()
+        self.history: list[Generation] = []
+        self.running = True
+        self.round = 0
+        self.welfare = self.rules.welfare_bounds()
+
+    def step(self) -> None:
+        generation = next(self._generations, None)
+        if generation is None:  # the threshold was reached or the last generation played
+            self.running = False
+            return
+        self.history.append(generation)
+        self.round = generation.index
+        if generation.index >= self.opts.max_generations:
+            self.running = False
+
+
+@dataclass(frozen=True)
+class EvolutionView:
+    generation: int
+    genes: list[str]
+    shares: list[list[float]]  # per gene, per generation played
+    current: list[float]  # the population now
+    mean_payoff: list[float]
+    welfare: tuple[float, float]
+    threshold: float
+    finished: bool
+
+
+def controls() -> dict[str, Any]:
+    opts = CulturalEvolutionOptions
+    return {
+        "game": c.choice("game", "public_goods", GAMES),
+        "group_size": c.int_slider("group size n (divides the population)", 4, 2, 64),
+        "population": c.slider(opts, "population", low=16, high=1024, step=16, value=512),
+        "games_per_agent": c.slider(opts, "games_per_agent", high=10, label="games per agent"),
+        "survivors": c.slider(opts, "survivors", high=256, step=8, value=64),
+        "mutation_rate": c.slider(opts, "mutation_rate", step=0.01, label="mutation rate"),
+        "threshold": c.slider(opts, "threshold", low=0.5, step=0.05, label="winning share"),
+        "max_generations": c.slider(opts, "max_generations", high=500, label="generations at most"),
+        "rounds": c.slider(opts, "rounds", high=100, label="rounds per game"),
+        "rng": c.seed_box(42),
+    }
+
+
+def build(params: dict[str, Any], seed: int, llm: str | None) -> EvolutionRun:
+    n = int(params["group_size"])
+    opts = CulturalEvolutionOptions(group_sizes=[n], runs=1, **{k: params[k] for k in OPTIONS})
+    return EvolutionRun(str(params["game"]), n, opts, seed)
+
+
+def snapshot(run: EvolutionRun) -> EvolutionView:
+    freqs = np.array([g.frequencies for g in run.history]).reshape(-1, len(run.genes))
+    return EvolutionView(
+        generation=run.round,
+        genes=run.genes,
+        shares=freqs.T.tolist(),
+        current=run.evolution.frequencies.tolist(),
+        mean_payoff=[g.mean_payoff for g in run.history],
+        welfare=run.welfare,
+        threshold=run.opts.threshold,
+        finished=not run.running,
+    )
+
+
+@solara.component
+def Panels(view: EvolutionView, model: DashboardModel) -> None:
+    t = model.token
+    lead = int(np.argmax(view.current))
+    low, high = view.welfare
+    payoff = view.mean_payoff[-1] if view.mean_payoff else math.nan
+    efficiency = (payoff - low) / (high - low) if high > low else math.nan
+    Metrics([
+        Metric("generation", "generations played", view.generation),
+        Metric("leading_gene", "leading gene", view.genes[lead]),
+        Metric("leading_share", "its share now", view.current[lead]),
+        Metric("mean_payoff", "mean payoff (last generation)", payoff),
+        Metric("welfare_efficiency", "welfare efficiency", efficiency),
+        Metric("finished", "finished", view.finished),
+    ])
+    generations = list(range(1, view.generation + 1))
+    shares = [Series(g, s, x=generations) for g, s in zip(view.genes, view.shares, strict=True)]
+    charts = [
+        ("gene_shares", lambda: stack_png("Gene shares over generations", shares, ylabel="share"),
+         view.shares[lead] if view.shares else []),
+        ("gene_lines", lambda: line_png(
+            "Gene shares and the winning threshold", shares,
+            [Ref(f"threshold {view.threshold:g}", view.threshold, "#d62728")],
+            xlabel="generation", ylim=(-0.02, 1.02)), view.shares[lead] if view.shares else []),
+        ("mean_payoff", lambda: line_png(
+            "Mean payoff per generation", [Series("mean payoff", view.mean_payoff, x=generations)],
+            [Ref(f"minimum welfare {low:.2f}", low, "#d62728"),
+             Ref(f"maximum welfare {high:.2f}", high, "#2ca02c")],
+            xlabel="generation", ylabel="payoff per round"), view.mean_payoff),
+        ("current_shares", lambda: bar_png(
+            "The population now", view.genes, {"share": view.current}, ylabel="share"),
+         view.current),
+    ]  # fmt: skip
+    ChartGrid(charts, t)
+
+
+PAGE = GamePage(
+    path="cultural_evolution",
+    title="Cultural evolution (paper 002)",
+    summary=(
+        "A population whose genes are (source, attitude) strategy sets plays the chosen game; the "
+        "fittest keep their gene, the rest imitate in proportion to fitness and mutate. "
+        "One Step is one generation."
+    ),
+    controls=controls,
+    build=build,
+    snapshot=snapshot,
+    panels=Panels,
+    agent_labels=lambda run: {},
+    unit="generation",
+)

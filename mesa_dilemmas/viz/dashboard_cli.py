@@ -1,0 +1,120 @@
+"""``mesa-dilemmas dashboard``: start the live Solara dashboard and print its address.
+
+The server is ``solara run mesa_dilemmas.viz.dashboard.app`` in a child process
+(production mode, no browser opened, no version check, no telemetry), so the
+command behaves exactly like ``solara run`` on the app module; options reach the
+app through environment variables.  Before starting, Solara's front-end files
+are fetched from the npm registry when they are missing (see
+:mod:`mesa_dilemmas.viz.dashboard.assets`): without them a machine with no
+internet access would show blank pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+APP_MODULE = "mesa_dilemmas.viz.dashboard.app"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--llm-config", metavar="TOML",
+                        help="base LLM settings for LLM agents: a file with an [llm] table "
+                             "(as in a scenario); the page's answer mode and max tokens apply on top")  # fmt: skip
+    parser.add_argument("--record-dir", metavar="DIR",
+                        help="where the LLM calls of each run are recorded (default: a temporary directory)")  # fmt: skip
+    parser.add_argument("--no-assets", action="store_true",
+                        help="do not fetch Solara's front-end files from the npm registry when missing")  # fmt: skip
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``dashboard`` to the ``mesa-dilemmas`` command line."""
+    p = subparsers.add_parser("dashboard", help="start the live dashboard (one page per game)")
+    add_arguments(p)
+    p.set_defaults(func=cmd_dashboard)
+
+
+def server_env(args: argparse.Namespace) -> dict[str, str]:
+    """The child's environment: the app's options, telemetry off unless the user set it."""
+    from mesa_dilemmas.viz.dashboard.llm_run import CONFIG_ENV, RECORD_DIR_ENV, base_settings_table
+
+    env = dict(os.environ)
+    env.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")
+    if args.llm_config:
+        path = Path(args.llm_config).expanduser().resolve()
+        env[CONFIG_ENV] = str(path)
+        try:
+            from mesa_dilemmas.llm import LLMSettings
+
+            LLMSettings.from_table(base_settings_table(str(path)))  # fail here, not in the browser
+        except Exception as exc:
+            raise SystemExit(f"error: --llm-config {args.llm_config}: {exc}") from None
+    if args.record_dir:
+        env[RECORD_DIR_ENV] = str(Path(args.record_dir).expanduser().resolve())
+    return env
+
+
+def ensure_assets() -> None:
+    """Fetch missing front-end files; on failure say what it means and carry on."""
+    from mesa_dilemmas.viz.dashboard import assets
+
+    try:
+        assets.install()
+    except Exception as exc:
+        print(f"warning: {exc}; pages load only if Solara's CDN can be reached", file=sys.stderr)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Start the server, print the address, run until the server stops or Ctrl-C."""
+    env = server_env(args)
+    if not args.no_assets:
+        ensure_assets()
+    port = args.port or free_port(args.host)
+    cmd = [
+        sys.executable, "-m", "solara", "run", APP_MODULE, "--host", args.host, "--port", str(port),
+        "--production", "--no-open", "--no-check-version",
+    ]  # fmt: skip
+    print(f"mesa-dilemmas dashboard: http://{args.host}:{port}/  (Ctrl-C stops it)", flush=True)
+    proc = subprocess.Popen(cmd, env=env)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # stopped by a supervisor: same as Ctrl-C
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly on SIGINT
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m mesa_dilemmas.viz.dashboard_cli [--port P]`` (the same as the subcommand)."""
+    parser = argparse.ArgumentParser(prog="mesa-dilemmas dashboard", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return cmd_dashboard(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

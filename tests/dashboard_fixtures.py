@@ -1,0 +1,274 @@
+"""Shared helpers of the dashboard tests: the server, a real headless Chromium, page helpers.
+
+The server is started the way a user starts it (``mesa-dilemmas dashboard``, here
+as ``python -m mesa_dilemmas.viz.dashboard_cli``) on a free loopback port; the
+browser is Debian's ``/usr/bin/chromium`` driven by Playwright's Python package
+(no browser download).  What a test asserts is what the page shows: the
+``data-metric`` / ``data-chart`` attributes the dashboard puts next to every
+number and chart (see ``mesa_dilemmas/viz/dashboard/components.py``).
+
+Missing browser, Playwright or npm (for Solara's front-end files) skip the
+browser tests with the install command -- except on CI (``CI`` set), where they
+fail: there, ``scripts/test.sh`` installs them and a skip would hide a broken set-up.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS_DIR = Path(__file__).parent
+REPO = TESTS_DIR.parent
+ARTIFACTS = REPO / "test-artifacts" / "dashboard"
+CHROMIUM = os.environ.get("MESA_DILEMMAS_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+VIEWPORT = {"width": 1400, "height": 2000}
+#: a round with LLM agents on the bundled model takes seconds; a rule round milliseconds
+LLM_ROUND_TIMEOUT_MS = 180_000
+ROUND_TIMEOUT_MS = 30_000
+
+
+def unavailable(reason: str) -> None:
+    """Skip locally, fail on CI (where the set-up must have installed everything)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"dashboard browser tests cannot run: {reason}")
+    pytest.skip(reason)
+
+
+def require_browser() -> None:
+    if importlib.util.find_spec("playwright") is None:
+        unavailable("playwright is not installed (pip install 'mesa-dilemmas[dashboard]')")
+    if not Path(CHROMIUM).exists():
+        unavailable(f"{CHROMIUM} not found (Debian: apt-get install -y chromium)")
+
+
+def require_assets() -> None:
+    """Solara's front-end files in its proxy cache (fetched from the npm registry if missing)."""
+    from mesa_dilemmas.viz.dashboard import assets
+
+    if not assets.missing():
+        return
+    if shutil.which("npm") is None:
+        unavailable("Solara's front-end files are missing and npm is not installed (apt-get install -y npm)")
+    assets.install(quiet=True)
+
+
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the dashboard exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"{url} did not answer within {timeout}s")
+
+
+def free_port() -> int:
+    from mesa_dilemmas.viz.dashboard_cli import free_port as pick
+
+    return pick()
+
+
+@pytest.fixture(scope="module", name="dashboard_url")
+def dashboard_url_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``mesa-dilemmas dashboard --port P`` on 127.0.0.1: reads the address it prints."""
+    require_browser()
+    require_assets()
+    for old in ARTIFACTS.glob("FAILED-*.png"):  # failure screenshots of an earlier session
+        old.unlink()
+    tmp = tmp_path_factory.mktemp("dashboard")
+    config = tmp / "llm.toml"
+    # short, answer-only replies: the bundled 135M model then answers a C/D decision in ~1 s
+    config.write_text("[llm]\nreasoning = false\nmax_retries = 0\ntimeout_s = 20\n")
+    env = {
+        **os.environ,
+        "MESA_DILEMMAS_CACHE_DIR": str(tmp / "llm-cache"),  # every run makes real calls
+        "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env.pop(var, None)
+    log = (tmp / "server.log").open("w")
+    cmd = [
+        sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(free_port()),
+        "--llm-config", str(config), "--record-dir", str(tmp / "records"), "--no-assets",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:\d+/", first)
+        assert match, f"the dashboard did not print its address: {first!r}"
+        url = match.group(0)
+        wait_http(url, proc)
+        yield url
+    finally:
+        proc.terminate()  # the command stops its server on SIGTERM as on Ctrl-C
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module", name="browser")
+def browser_fixture() -> Iterator[Any]:
+    """Module-scoped on purpose: Playwright's sync API keeps an event loop running in the main
+    thread while it is open, and later tests that run their own loop would fail."""
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(name="tab")
+def tab_fixture(browser: Any, dashboard_url: str, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh tab; errors thrown in the page fail the test; a screenshot is kept on failure too."""
+    context = browser.new_context(viewport=VIEWPORT, user_agent="mesa-dilemmas-tests")
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.base_url = dashboard_url  # type: ignore[attr-defined]
+    failed_before = request.session.testsfailed
+    try:
+        yield tab
+        assert not errors, f"JavaScript errors on the page: {errors}"
+    finally:
+        # the call phase is reported before teardown: a higher count means this test failed
+        if request.session.testsfailed > failed_before or errors:
+            screenshot(tab, f"FAILED-{request.node.name}")
+        context.close()
+
+
+# -- page helpers ------------------------------------------------------------
+
+
+def open_game(tab: Any, path: str) -> None:
+    """Open a game's page and wait until its first snapshot is shown."""
+    tab.goto(tab.base_url + path)
+    tab.wait_for_selector(f"[data-page='{path}'] [data-status]", timeout=90_000)
+
+
+def status(tab: Any) -> tuple[str, int]:
+    el = tab.locator("[data-status]")
+    return str(el.get_attribute("data-status")), int(el.get_attribute("data-round") or 0)
+
+
+def metric(tab: Any, key: str) -> float:
+    """The raw value of a ``data-metric`` element (nan for missing values)."""
+    value = tab.locator(f"[data-metric='{key}']").get_attribute("data-value")
+    return float(value) if value not in (None, "nan") else float("nan")
+
+
+def metric_text(tab: Any, key: str) -> str:
+    return str(tab.locator(f"[data-metric='{key}']").get_attribute("data-value"))
+
+
+def chart(tab: Any, key: str) -> tuple[int, float]:
+    """(points, latest value) of a chart's caption."""
+    el = tab.locator(f"[data-chart='{key}']")
+    last = el.get_attribute("data-last")
+    return int(el.get_attribute("data-points") or 0), float(last) if last not in (None, "nan") else float("nan")
+
+
+def table_rows(tab: Any, key: str) -> int:
+    return int(tab.locator(f"[data-table='{key}']").get_attribute("data-rows") or 0)
+
+
+def step(tab: Any, timeout_ms: int = ROUND_TIMEOUT_MS) -> int:
+    """Press Step and wait until the next round is shown (and not still playing)."""
+    _, before = status(tab)
+    tab.get_by_role("button", name="Step").click()
+    tab.wait_for_selector(
+        f"[data-status]:not([data-status='playing'])[data-round='{before + 1}']", timeout=timeout_ms
+    )
+    return before + 1
+
+
+def reset(tab: Any) -> None:
+    """Press Reset and wait until the new model (a new ``data-model`` id) is shown."""
+    old = tab.locator("[data-status]").get_attribute("data-model")
+    tab.get_by_role("button", name="Reset").click()
+    tab.wait_for_selector(f"[data-status][data-round='0']:not([data-model='{old}'])")
+
+
+def control(tab: Any, label: str) -> Any:
+    """The input whose label starts with the words ``label`` ("game" is not "games per agent")."""
+    pattern = re.compile("^" + re.escape(label) + r"(?!\w)")
+    return tab.locator(".v-input", has=tab.locator("label", has_text=pattern))
+
+
+def move_slider(tab: Any, label: str, steps: int) -> int:
+    """Move a slider by ``steps`` (keyboard arrows, as a user can); returns its new value."""
+    thumb = control(tab, label).locator("[role=slider]")
+    thumb.focus()
+    for _ in range(abs(steps)):
+        tab.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
+    tab.wait_for_timeout(250)
+    return int(float(thumb.get_attribute("aria-valuenow") or 0))
+
+
+def choose(tab: Any, label: str, option: str) -> None:
+    control(tab, label).click()
+    tab.get_by_role("option", name=option, exact=True).click()
+    tab.wait_for_timeout(250)
+
+
+def type_into(tab: Any, label: str, text: str) -> None:
+    box = control(tab, label).locator("input")
+    box.fill(text)
+    box.press("Enter")
+    tab.wait_for_timeout(250)
+
+
+def screenshot(tab: Any, name: str) -> Path:
+    """Save a screenshot of the page as a test artifact (``test-artifacts/dashboard/``)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    tab.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def docs_image(tab: Any, name: str, rounds: int, height: int = 1500) -> Path | None:
+    """With ``MESA_DILEMMAS_UPDATE_DOCS_IMAGES=1``: play on to ``rounds`` (or the game's end) and
+    save the README's screenshot, palette-reduced to stay well under 300 KB."""
+    if not os.environ.get("MESA_DILEMMAS_UPDATE_DOCS_IMAGES"):
+        return None
+    from io import BytesIO
+
+    from PIL import Image
+
+    while status(tab)[0] == "ready" and status(tab)[1] < rounds:
+        step(tab)
+
+    png = tab.screenshot(clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height})
+    image = Image.open(BytesIO(png)).convert("RGB").quantize(colors=128)
+    path = REPO / "docs" / "images" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path, optimize=True)
+    return path

@@ -1,0 +1,387 @@
+"""The dashboard without a browser: seeds, controls, the model SolaraViz drives, LLM records, assets.
+
+Fast checks of the pieces the browser tests (``test_dashboard_browser.py``) rely on,
+including the failure paths that are awkward to provoke through a page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import stat
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from mesa.visualization.solara_viz import _build_model_init_kwargs
+
+from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.dilemmas.fishery import FisheryModel
+from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.llm import session
+from mesa_dilemmas.viz.dashboard import assets, charts
+from mesa_dilemmas.viz.dashboard import controls as c
+from mesa_dilemmas.viz.dashboard.app import PAGES
+from mesa_dilemmas.viz.dashboard.components import default_params, fmt, raw
+from mesa_dilemmas.viz.dashboard.llm_panel import _matches
+from mesa_dilemmas.viz.dashboard.llm_run import LLMChoice, LLMRun, Transcript
+from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage, coerce_seed
+from mesa_dilemmas.viz.dashboard_cli import register, server_env
+
+PAGE_BY_PATH = {p.path: p for p in PAGES}
+
+
+@pytest.fixture
+def isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No active LLM run before or after; records and cache in tmp_path."""
+    monkeypatch.setenv(session.ENV, "")  # remembered as it was: restored (or removed) afterwards
+    monkeypatch.delenv(session.ENV)
+    monkeypatch.setenv("MESA_DILEMMAS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_RECORD_DIR", str(tmp_path / "records"))
+    monkeypatch.delenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", raising=False)
+    return tmp_path
+
+
+def model_for(page: GamePage, **overrides: Any) -> DashboardModel:
+    params = default_params({"page": page, **page.controls()})
+    return DashboardModel(**{**params, **overrides})
+
+
+# -- the seed box --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seed"),
+    [("42", 42), (" 7 ", 7), ("1_000", 1000), ("4.0", 4), (5, 5), (3.0, 3), (np.int64(9), 9),
+     ("", None), ("   ", None), (None, None)],
+)  # fmt: skip
+def test_seed_box_text_becomes_an_int(text: Any, seed: int | None) -> None:
+    assert coerce_seed(text) == seed
+
+
+@pytest.mark.parametrize("text", ["abc", "-1", "2.5", "nan", "inf", 2.5])
+def test_a_bad_seed_is_a_readable_error(text: Any) -> None:
+    with pytest.raises(ValueError, match="seed"):
+        coerce_seed(text)
+
+
+def test_mesa_reset_with_the_seed_as_text_builds_the_run_that_seed_names() -> None:
+    """Mesa 3.5.1's own Reset path: the seed arrives as the input's text, with a Scenario."""
+    page = PAGE_BY_PATH["fishery"]
+    first = model_for(page, rng="11")
+    params = {**default_params({"page": page, **page.controls()}), "rng": "11"}
+    kwargs = _build_model_init_kwargs(
+        first, params, add_scenario_when_empty=True, require_model_accepts_scenario=True
+    )
+    assert kwargs["rng"] == "11" and "scenario" in kwargs  # what Mesa hands over
+    again = type(first)(**kwargs)
+    assert again.error is None and again.seed == first.seed == 11
+    for m in (first, again):
+        m.step()
+        m.step()
+    assert again.view.series["stock"] == first.view.series["stock"]
+
+
+def test_a_blank_seed_draws_one_and_says_so() -> None:
+    m = model_for(PAGE_BY_PATH["public_goods"], rng="")
+    assert m.seed_drawn and isinstance(m.seed, int) and m.error is None
+
+
+def test_a_bad_seed_leaves_a_stopped_model_with_the_error() -> None:
+    m = model_for(PAGE_BY_PATH["fishery"], rng="abc")
+    assert m.error is not None and "seed" in m.error and not m.running and m.game is None
+    m.step()  # Step on a failed model does nothing (and does not raise)
+    assert m.round == 0 and m.time == 0
+
+
+# -- controls ------------------------------------------------------------------
+
+
+def test_slider_range_comes_from_the_parameter_constraints() -> None:
+    s = c.slider(FisheryModel, "growth_rate", step=0.05)
+    assert (s["type"], s["min"], s["max"], s["value"]) == ("SliderFloat", 0.0, 2.0, 0.6)
+    n = c.slider(FisheryModel, "n_agents", high=40)
+    assert (n["type"], n["min"], n["max"], n["value"]) == ("SliderInt", 2, 40, 10)
+
+
+def test_a_page_can_narrow_a_range_but_never_widen_it() -> None:
+    s = c.slider(FisheryModel, "catchability", low=0.0, high=5.0, step=0.005)
+    assert s["min"] == pytest.approx(0.005) and s["max"] == 1.0  # gt=0 excludes 0; le=1 caps 5
+
+
+def test_an_unbounded_parameter_needs_a_range() -> None:
+    with pytest.raises(ValueError, match="capacity"):
+        c.slider(FisheryModel, "capacity")
+    assert c.slider(FisheryModel, "capacity", low=50, high=1000, step=10)["max"] == 1000
+
+
+def test_selects_and_checkboxes_follow_the_annotations() -> None:
+    assert c.select(FisheryModel, "population")["values"] == ["general", "typed"]
+    assert c.checkbox(FisheryModel, "social_learning") == {
+        "type": "Checkbox", "label": "social learning", "value": True,
+    }  # fmt: skip
+    with pytest.raises(TypeError):
+        c.select(FisheryModel, "n_agents")
+    with pytest.raises(TypeError):
+        c.slider(FisheryModel, "population")
+
+
+@pytest.mark.parametrize(("path", "cls"), [("fishery", FisheryModel), ("port_of_mars", PortOfMarsModel)])
+def test_every_slider_end_and_default_is_a_value_the_game_accepts(path: str, cls: type) -> None:
+    schema = params_model(cls)
+    for name, spec in PAGE_BY_PATH[path].controls().items():
+        if name not in schema.model_fields or not isinstance(spec, dict):
+            continue
+        values = [spec["value"]] + ([spec["min"], spec["max"]] if "min" in spec else [])
+        for v in values:
+            schema.model_validate({name: v})  # raises if the dashboard could send a bad value
+
+
+# -- the model SolaraViz drives ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(PAGE_BY_PATH))
+def test_every_page_builds_steps_and_snapshots_its_game(path: str) -> None:
+    m = model_for(PAGE_BY_PATH[path])
+    assert m.error is None and m.running and m.view is not None
+    first = m.token
+    for r in (1, 2, 3):
+        m.step()
+        assert m.round == r and m.time == r  # Mesa's clock follows the rounds
+    assert m.token != first and m.version == 4
+
+
+def test_a_game_the_rules_refuse_is_an_error_not_an_exception() -> None:
+    m = model_for(PAGE_BY_PATH["public_goods"], k=8.0)  # k must stay below n = 4
+    assert m.error and "could not start the game" in m.error and "k:" in m.error
+    assert not m.running and m.detail and "Traceback" in m.detail
+
+
+@dataclass
+class FakeGame:
+    """A game whose rounds take ``delay`` seconds and raise in round ``fail_at``."""
+
+    delay: float = 0.0
+    fail_at: int = 0
+    round: int = 0
+    running: bool = True
+    agents: list[Any] = field(default_factory=list)
+
+    def step(self) -> None:
+        time.sleep(self.delay)
+        if self.round + 1 == self.fail_at:
+            raise RuntimeError("the lake caught fire")
+        self.round += 1
+
+
+def fake_page(llm_agents: int = 0, **game: Any) -> GamePage:
+    return GamePage(
+        path="fake", title="fake", summary="", controls=dict,
+        build=lambda params, seed, llm: FakeGame(**game),
+        snapshot=lambda g: {"round": g.round}, panels=lambda **_: None,
+        llm_agents=lambda params: llm_agents,
+    )  # fmt: skip
+
+
+def test_a_round_that_raises_stops_the_model_with_the_error() -> None:
+    m = DashboardModel(page=fake_page(fail_at=2), rng=1)
+    m.step()
+    assert m.round == 1 and m.error is None
+    m.step()
+    assert m.error and "round 2 failed" in m.error and "lake caught fire" in m.error
+    assert not m.running
+    m.step()
+    assert m.round == 1 and m.time == 2  # nothing more is played
+
+
+UNREACHABLE = {"llm_provider": "openai", "llm_model": "nobody@http://127.0.0.1:9/v1"}
+
+
+def test_llm_rounds_run_in_the_background_and_steps_meanwhile_are_ignored(isolated_llm: Path) -> None:
+    m = DashboardModel(page=fake_page(llm_agents=1, delay=2.0), rng=1, **UNREACHABLE)
+    assert m.error is None and m.llm is not None
+    start = time.monotonic()
+    m.step()
+    assert time.monotonic() - start < 1.0 and m.busy  # Step returned long before the round ends
+    m.step()  # a second Step (or a Play tick) during the round is ignored...
+    assert m.time == 1  # ...and Mesa's clock did not advance for it
+    assert m.wait(10) and not m.busy
+    assert m.round == 1 and m.view == {"round": 1} and m.running
+    assert os.environ[session.ENV].startswith(str(isolated_llm / "records"))
+
+
+def test_an_llm_round_that_raises_is_reported_after_the_worker_ends(isolated_llm: Path) -> None:
+    m = DashboardModel(page=fake_page(llm_agents=1, fail_at=1), rng=1, **UNREACHABLE)
+    m.step()
+    assert m.wait(10)
+    assert m.error and "lake caught fire" in m.error and not m.running
+
+
+@pytest.mark.parametrize(
+    ("path", "llm_params"),
+    [("fishery", {"n_agents": 4, "llm_agents": 1}), ("public_goods", {"n_llm": 1}),
+     ("port_of_mars", {"llm_players": 1})],
+)  # fmt: skip
+def test_llm_pages_play_on_when_every_call_fails(
+    isolated_llm: Path, monkeypatch: pytest.MonkeyPatch, path: str, llm_params: dict[str, Any]
+) -> None:
+    """An unreachable provider: every LLM decision falls back, the round completes, the record
+    and the panel's data say what failed."""
+    config = isolated_llm / "llm.toml"
+    config.write_text("[llm]\nmax_retries = 0\nanswer_retries = 0\ntimeout_s = 5\n")
+    monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", str(config))
+    m = model_for(PAGE_BY_PATH[path], **llm_params, **UNREACHABLE)
+    assert m.error is None and m.llm is not None and m.llm_agent_ids
+    m.step()
+    assert m.wait(60) and m.error is None and m.round == 1
+    summary = m.llm.summary()
+    assert summary["call_errors"] >= 1 and summary["fallbacks"] == summary["decisions"]
+    assert all(t.error for t in m.llm.transcripts())
+    assert m.decision_stats and all(r["asked"] for r in m.decision_stats)
+    m.close()
+
+
+def test_a_missing_api_key_is_an_error_on_the_page(isolated_llm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    m = DashboardModel(page=fake_page(llm_agents=1), rng=1, llm_provider="anthropic")
+    assert m.error and "ANTHROPIC_API_KEY" in m.error and m.game is None
+
+
+def test_llm_choice_makes_the_spec_and_layers_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert LLMChoice().spec == "local"
+    assert LLMChoice(provider="openai", model="gpt-4o").spec == "openai:gpt-4o"
+    config = tmp_path / "llm.toml"
+    config.write_text("[llm]\ntemperature = 0.1\nmax_tokens = 999\n")
+    monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", str(config))
+    settings = LLMChoice(answer_mode="tags", max_tokens=64).settings()
+    assert (settings.temperature, settings.max_tokens, settings.answer_mode) == (0.1, 64, "tags")
+
+
+def test_the_llm_record_gives_the_latest_prompt_and_answer_per_agent(isolated_llm: Path) -> None:
+    from mesa_dilemmas.llm.request import CallContext, ChatResponse
+
+    run = LLMRun.start(LLMChoice(provider="openai", model="m@http://127.0.0.1:9/v1"))
+    rec = run.recorder
+
+    def call(agent: int | None, kind: str, answer: str | None, error: str | None = None) -> None:
+        ctx = CallContext(kind=kind, agent_id=agent, round=1)
+        request = {"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": f"ask {kind}"}]}
+        response = None if answer is None else ChatResponse(text=answer, tokens_in=10, tokens_out=2)
+        rec.record_call(ctx, key=f"{agent}{kind}", label="openai:m", source="provider", request=request,
+                        response=response, latency_s=0.1, cost_usd=0.5, error=error)  # fmt: skip
+        rec.record_decision(ctx, retries=0, parse_failures=0, fell_back=error is not None,
+                            call_errors=int(error is not None), error=error, value="C")  # fmt: skip
+
+    call(3, "g.first", "C")
+    call(3, "g.second", '{"answer": "D"}')
+    call(None, "g.meeting", None, error="context overflow")
+    call(5, "g.first", "C")
+    transcripts = run.transcripts()
+    assert [(t.agent, t.kind) for t in transcripts] == [(3, "g.second"), (5, "g.first"), (None, "g.meeting")]
+    assert transcripts[0].prompt == [("system", "sys"), ("user", "ask g.second")]
+    assert transcripts[0].answer == '{"answer": "D"}' and transcripts[2].error == "context overflow"
+    summary = run.summary()
+    assert summary["calls"] == 4 and summary["tokens_in"] == 30 and summary["call_errors"] == 1
+    assert [e["kind"] for e in run.errors()] == ["g.meeting"]
+    run.close()
+
+
+def test_the_transcript_filter() -> None:
+    t = Transcript(3, "fishery.effort", 2, 0, "provider", "local:x", [("user", "the lake holds 40")],
+                   "0.4", None, 1, 1)  # fmt: skip
+    assert _matches(t, "all agents", "", False, "villager 3")
+    assert _matches(t, "villager 3", "LAKE", False, "villager 3")
+    assert not _matches(t, "villager 4", "", False, "villager 3")
+    assert not _matches(t, "all agents", "", True, "villager 3")  # no error
+    assert not _matches(t, "all agents", "sea", False, "villager 3")
+
+
+# -- formatting and charts ------------------------------------------------------
+
+
+def test_numbers_for_people_and_for_tests() -> None:
+    assert (fmt(231.4321), fmt(0.12345), fmt(12), fmt(math.nan), fmt(True)) == (
+        "231", "0.123", "12", "n/a", "yes",
+    )  # fmt: skip
+    assert (raw(231.4321), raw(math.nan), raw(None), raw(False)) == ("231.4321", "nan", "nan", "0")
+
+
+def test_every_chart_kind_renders_with_and_without_data() -> None:
+    lines = [charts.Series("a", [1.0, 2.0, math.nan]), charts.Series("b", [])]
+    pngs = [
+        charts.line_png("t", lines, [charts.Ref("r", 1.5)]),
+        charts.line_png("t", []),
+        charts.bar_png("t", ["x", "y"], {"g": [1, 2], "h": [2, 1]}),
+        charts.bar_png("t", [], {}),
+        charts.stack_png("t", [charts.Series("a", [0.5, 0.6]), charts.Series("b", [0.5, 0.4])]),
+        charts.stack_png("t", []),
+        charts.actions_png("t", np.array([[True, False], [False, True]]), ["p0", "p1"]),
+        charts.actions_png("t", np.zeros((0, 2), dtype=bool), ["p0", "p1"]),
+    ]
+    assert all(p.startswith(b"\x89PNG") and len(p) > 1000 for p in pngs)
+
+
+# -- front-end assets and the command line -------------------------------------------
+
+
+def test_the_assets_named_are_the_ones_solara_loads() -> None:
+    needed = assets.required_packages()
+    assert any("solara-vuetify" in p for p in needed)
+    assert any(p.startswith("requirejs@") for p in needed)
+    assert any(p.startswith("font-awesome@") for p in needed)
+    assert all("@" in p.lstrip("@") for p in needed)  # exact versions
+
+
+def test_assets_are_unpacked_from_npm_tarballs(tmp_path: Path) -> None:
+    """``npm pack`` replaced by a script that writes a tarball the way npm does (package/...)."""
+    fake = tmp_path / "npm"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, tarfile, io, pathlib\n"
+        "spec, dest = sys.argv[2], pathlib.Path(sys.argv[sys.argv.index('--pack-destination') + 1])\n"
+        "name = spec.replace('@', '').replace('/', '-') + '.tgz'\n"
+        "with tarfile.open(dest / name, 'w:gz') as tar:\n"
+        "    data = b'/* ' + spec.encode() + b' */'\n"
+        "    info = tarfile.TarInfo('package/dist/file.js'); info.size = len(data)\n"
+        "    tar.addfile(info, io.BytesIO(data))\n"
+        "print(name)\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    cache = tmp_path / "cdn"
+    assert assets.missing(cache) == assets.required_packages()
+    installed = assets.install(cache, npm=str(fake), quiet=True)
+    assert installed == assets.required_packages() and assets.missing(cache) == []
+    for spec in installed:
+        assert (cache / spec / "dist" / "file.js").read_text() == f"/* {spec} */"
+    assert assets.install(cache, npm=str(fake)) == []  # nothing left to do
+
+
+def test_dashboard_subcommand_and_its_environment(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["dashboard"])
+    assert (args.port, args.host, args.func.__name__) == (8765, "127.0.0.1", "cmd_dashboard")
+    good = tmp_path / "good.toml"
+    good.write_text("[llm]\ntemperature = 0.2\n")
+    env = server_env(parser.parse_args(["dashboard", "--llm-config", str(good), "--record-dir", "rec"]))
+    assert env["MESA_DILEMMAS_DASHBOARD_LLM_CONFIG"] == str(good.resolve())
+    assert env["MESA_DILEMMAS_DASHBOARD_RECORD_DIR"] == str(Path("rec").resolve())
+    assert "SOLARA_TELEMETRY_MIXPANEL_ENABLE" in env  # off unless the user set it
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[llm]\ntemprature = 0.2\n")
+    with pytest.raises(SystemExit, match="temprature"):
+        server_env(parser.parse_args(["dashboard", "--llm-config", str(bad)]))
+
+
+def test_the_subcommand_is_on_the_main_command_line_once_registered() -> None:
+    from mesa_dilemmas import cli
+
+    if "mesa_dilemmas.viz.dashboard_cli" not in cli.COMMAND_MODULES:
+        pytest.skip("mesa_dilemmas.viz.dashboard_cli is not in mesa_dilemmas.cli.COMMAND_MODULES yet")
+    args = cli.build_parser().parse_args(["dashboard", "--port", "9000"])
+    assert (args.port, args.host, args.func.__name__) == (9000, "127.0.0.1", "cmd_dashboard")
