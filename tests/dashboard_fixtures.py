@@ -20,13 +20,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from llm_fixtures import wait_http
 
 TESTS_DIR = Path(__file__).parent
 REPO = TESTS_DIR.parent
@@ -67,18 +66,6 @@ def require_assets() -> None:
     assets.install(quiet=True)
 
 
-def wait_http(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the dashboard exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"{url} did not answer within {timeout}s")
 
 
 def free_port() -> int:
@@ -118,7 +105,7 @@ def dashboard_url_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         match = re.search(r"http://127\.0\.0\.1:\d+/", first)
         assert match, f"the dashboard did not print its address: {first!r}"
         url = match.group(0)
-        wait_http(url, proc)
+        wait_http(url, timeout=120.0, proc=proc)
         yield url
     finally:
         proc.terminate()  # the command stops its server on SIGTERM as on Ctrl-C
