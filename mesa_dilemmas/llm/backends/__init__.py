@@ -17,7 +17,7 @@ import importlib
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 
@@ -63,6 +63,17 @@ class RemoteBackend(Backend):
         self.timeout = ps.timeout_s or settings.timeout_s
         self.max_retries = settings.max_retries if ps.max_retries is None else ps.max_retries
         self.model = spec.model
+
+    def sdk_clients(self, client_cls: Callable[..., Any]) -> PerLoop[Any]:
+        """One SDK client per event loop, built with this backend's key, URL, timeout and retries."""
+        return PerLoop(
+            lambda: client_cls(
+                api_key=self.api_key or "no-key-needed",
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+            )
+        )
 
 
 class PerLoop[T]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import anthropic
 
-from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend
+from mesa_dilemmas.llm.backends import RemoteBackend
 from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -30,19 +30,11 @@ class AnthropicBackend(RemoteBackend):
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
         super().__init__(spec, settings)
-        key = self.api_key
         #: recent SDK releases dropped ``temperature``/``top_p`` from ``messages.create``;
         #: send them only where the installed SDK still has them
         params = inspect.signature(anthropic.resources.messages.AsyncMessages.create).parameters
         self.sampling_params = "temperature" in params
-        self._clients = PerLoop(
-            lambda: anthropic.AsyncAnthropic(
-                api_key=key or "no-key-needed",
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-            )
-        )
+        self._clients = self.sdk_clients(anthropic.AsyncAnthropic)
 
     def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {

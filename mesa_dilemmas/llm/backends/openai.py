@@ -18,7 +18,7 @@ from typing import Any
 
 import openai
 
-from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend
+from mesa_dilemmas.llm.backends import RemoteBackend
 from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -64,16 +64,8 @@ class OpenAIBackend(RemoteBackend):
     def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
         super().__init__(spec, settings)
         ps = settings.provider(self.provider)
-        key = self.api_key
         self.schema_format = ps.schema_format
-        self._clients = PerLoop(
-            lambda: openai.AsyncOpenAI(
-                api_key=key or "no-key-needed",
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-            )
-        )
+        self._clients = self.sdk_clients(openai.AsyncOpenAI)
 
     def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
