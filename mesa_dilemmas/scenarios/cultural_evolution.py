@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
+from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set
 from mesa_dilemmas.dilemmas.binary_game import (
     DEFAULT_ROUNDS,
     MAX_PLAYERS,
@@ -45,7 +45,7 @@ from mesa_dilemmas.dilemmas.binary_game import (
     play_batch,
 )
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
-from mesa_dilemmas.scenarios.self_play import GameParam, _check_game_params, map_tasks
+from mesa_dilemmas.scenarios.self_play import GameParam, map_tasks, prepare_sets
 
 if TYPE_CHECKING:
     from mesa_dilemmas.scenarios.config import Scenario
@@ -241,12 +241,9 @@ class CulturalEvolutionExperiment:
         opts = CulturalEvolutionOptions.model_validate(
             options.model_dump() if isinstance(options, BaseModel) else options
         )
-        params = {k: v for k, v in opts.game_params.items() if v is not None}
-        _check_game_params(scenario.game, opts.rounds, opts.group_sizes, params)
-        paths = tuple(str(resolve_set_path(s)) for s in opts.sets)
-        sets = [load_strategy_set(p) for p in paths]
-        for s in sets:
-            s.check_game(scenario.game)
+        params, paths, sets = prepare_sets(
+            scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets
+        )
         genes = genes_of(sets)
         specs = [(n, r) for n in opts.group_sizes for r in range(opts.runs)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))

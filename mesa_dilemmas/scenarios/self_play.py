@@ -98,6 +98,20 @@ def map_tasks(
         bar.close()
 
 
+def prepare_sets(
+    game: str, rounds: int, group_sizes: Sequence[int], game_params: dict[str, Any], set_names: Sequence[str]
+) -> tuple[dict[str, Any], tuple[str, ...], list[StrategySet]]:
+    """Shared set-up of the strategy-set experiments: the game's parameters (checked), the sets'
+    resolved paths (what worker tasks carry) and the loaded sets (checked against the game)."""
+    params = {k: v for k, v in game_params.items() if v is not None}
+    _check_game_params(game, rounds, group_sizes, params)
+    paths = tuple(str(resolve_set_path(name)) for name in set_names)
+    sets = [load_strategy_set(p) for p in paths]
+    for strategy_set in sets:
+        strategy_set.check_game(game)
+    return params, paths, sets
+
+
 def _check_game_params(
     game: str, rounds: int, sizes: Sequence[int], params: dict[str, Any]
 ) -> None:
@@ -220,15 +234,12 @@ class SelfPlayExperiment:
         opts = SelfPlayOptions.model_validate(
             options.model_dump() if isinstance(options, BaseModel) else options
         )
-        params = {k: v for k, v in opts.game_params.items() if v is not None}
-        _check_game_params(scenario.game, opts.rounds, opts.group_sizes, params)
-        paths = {
-            "exploitative": str(resolve_set_path(opts.exploitative_set)),
-            "collective": str(resolve_set_path(opts.collective_set)),
-        }
-        sets: dict[str, StrategySet] = {k: load_strategy_set(v) for k, v in paths.items()}
-        for s in sets.values():
-            s.check_game(scenario.game)
+        params, set_paths, set_list = prepare_sets(
+            scenario.game, opts.rounds, opts.group_sizes, opts.game_params,
+            [opts.exploitative_set, opts.collective_set],
+        )
+        paths = dict(zip(("exploitative", "collective"), set_paths, strict=True))
+        sets: dict[str, StrategySet] = dict(zip(("exploitative", "collective"), set_list, strict=True))
         specs = [(n, nc) for n in opts.group_sizes for nc in split_points(n, opts.splits)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
         tasks = [

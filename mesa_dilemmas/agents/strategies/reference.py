@@ -117,8 +117,8 @@ class ConditionalDefector(ConditionalCooperator):
         return D if last is None or last >= self.needed else C
 
 
-class TitForTat(Strategy):
-    """n-player tit-for-tat: reciprocate the group's last round (cooperate iff >= q cooperated)."""
+class TitForTat(ConditionalCooperator):
+    """n-player tit-for-tat: CC with the threshold a fraction q of the opponents."""
 
     name = "tft"
     description = (
@@ -127,12 +127,8 @@ class TitForTat(Strategy):
     )
 
     def __init__(self, game: GameDescription, q: float = 0.5) -> None:
-        super().__init__(game)
+        Strategy.__init__(self, game)
         self.needed = max(0, math.ceil(q * (game.n_players - 1) - 1e-9))
-
-    def act(self, history: PlayerHistory) -> str:
-        last = history.last_opponent_cooperators
-        return C if last is None or last >= self.needed else D
 
 
 class ProportionalTitForTat(Strategy):
