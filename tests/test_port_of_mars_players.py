@@ -21,8 +21,8 @@ from mesa_dilemmas.agents.port_of_mars_players import (
     svo_category,
     svo_params,
 )
+from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
 from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars_random import RandomLegalPolicy
 
 ANGLES = (-15, 0, 15, 30, 60)
 

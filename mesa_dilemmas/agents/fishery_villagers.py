@@ -24,7 +24,6 @@ import numpy as np
 
 from mesa_dilemmas.agents.decisions import Decision, NumberSpec
 from mesa_dilemmas.agents.policy import RulePolicy
-from mesa_dilemmas.dilemmas.norms import cap_sentence, stated_cap
 
 #: initial strategy ranges by disposition: effort e, personal cap g, punishing probability p.
 #: "general" follows Table 3; altruistic/selfish follow the altruism experiment of Table 3.
@@ -101,12 +100,14 @@ class VillagerRules(RulePolicy):
         return "copy" if self.agent.model.random.random() < prob else "keep"
 
     def propose(self, decision: Decision) -> float | str:
-        cap = float(self.agent.model.norm[self._slot()])
-        return cap if isinstance(decision.spec, NumberSpec) else cap_sentence(cap)
+        if not isinstance(decision.spec, NumberSpec):  # a text proposal: the game's wording
+            return decision.observation["own_cap_text"]
+        return float(self.agent.model.norm[self._slot()])
 
     def vote(self, decision: Decision) -> str:
         """Vote for the proposal whose stated cap is nearest one's own cap."""
         own = float(self.agent.model.norm[self._slot()])
         options = decision.spec.options
-        scored = [(abs(c - own), i) for i, o in enumerate(options) if (c := stated_cap(o)) is not None]
+        caps = decision.observation["proposal_caps"]  # the cap each option states, as the game reads it
+        scored = [(abs(c - own), i) for i, c in enumerate(caps) if c is not None]
         return options[min(scored)[1]] if scored else options[0]

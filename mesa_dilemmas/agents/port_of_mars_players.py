@@ -857,24 +857,25 @@ class PortOfMarsRuleNarrator(RulePolicy):
         }
 
 
-def make_policy(factory: str, *, model: mesa.Model, seat: int, persona: Persona) -> Policy:
-    """The policy for a seat: ``"rule"`` (persona-driven; bots for bot personas),
-    ``"reference_bot"``, ``"random"`` (random legal play), or ``"module:callable"``
-    called as ``f(model=, seat=, persona=)`` (how LLM players are plugged in)."""
-    if factory == "rule":
-        if persona.extra.get("policy") == "reference_bot":
-            return ReferenceBotPolicy()
-        return PortOfMarsRulePolicy()
-    if factory == "reference_bot":
+def _rule_player(**kw: Any) -> Policy:
+    """The persona-driven rule player (the online game's bot for a bot persona)."""
+    persona = kw.get("persona")
+    if persona is not None and persona.extra.get("policy") == "reference_bot":
         return ReferenceBotPolicy()
-    if factory == "random":
-        from mesa_dilemmas.dilemmas.port_of_mars_random import RandomLegalPolicy
+    return PortOfMarsRulePolicy()
 
-        return RandomLegalPolicy()
-    from mesa_dilemmas.dilemmas import load_object
 
-    fn = load_object(factory)
-    policy = fn(model=model, seat=seat, persona=persona)  # type: ignore[operator]
-    if not isinstance(policy, Policy):
-        raise TypeError(f"{factory} returned {type(policy).__name__}, not a Policy")
-    return policy
+def _random_player(**_: Any) -> Policy:
+    from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
+
+    return RandomLegalPolicy()
+
+
+#: Port of Mars's rule players by name (a population's ``rule = "..."``)
+RULE_PLAYERS: dict[str, Any] = {
+    "rule": _rule_player,
+    "reference_bot": lambda **_: ReferenceBotPolicy(),
+    "random": _random_player,
+}
+#: who writes the meeting when no LLM does
+MEETING_WRITERS: dict[str, Any] = {"rule": lambda **_: PortOfMarsRuleNarrator()}

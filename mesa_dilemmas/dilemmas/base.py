@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from mesa_dilemmas.agents.broker import DecisionBroker
 from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.agents.population import Population, population_table
 
 
 class DilemmaModel(mesa.Model):
@@ -30,6 +31,10 @@ class DilemmaModel(mesa.Model):
     PHASES: ClassVar[tuple[str, ...]] = ()
     #: short game name used by scenarios ("fishery", "public_goods", ...)
     GAME: ClassVar[str] = ""
+    #: model-level roles a population may fill (Port of Mars: ``("meeting",)``)
+    POPULATION_ROLES: ClassVar[tuple[str, ...]] = ()
+    #: the directory of this game's LLM prompt templates (registered as ``GAME.<file stem>``)
+    PROMPTS_DIR: ClassVar[Any] = None
 
     def __init__(self, *, rng: Any = None, narrator: Policy | None = None) -> None:
         super().__init__(rng=rng)
@@ -68,11 +73,17 @@ class DilemmaModel(mesa.Model):
         """Cross-field checks (raise ValueError "field: message"); run before any run starts."""
 
     @classmethod
+    def population_from_params(cls, params: dict[str, Any]) -> Population:
+        """Who plays a run with these params: ``params["players"]``; games whose older
+        parameters (``llm_agents``, ``llm_players``, ...) are shorthands expand them here."""
+        return population_table(params.get("players"))
+
+    @classmethod
     def llm_specs(cls, params: dict[str, Any]) -> set[str]:
         """The LLM specs ("openai:gpt-4o", "local") a run with these params will call.
 
         The runner checks them (API keys, model files) before anything runs."""
-        return set()
+        return cls.population_from_params(params).llm_specs()
 
 
 @cache

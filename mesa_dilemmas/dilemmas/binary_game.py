@@ -35,7 +35,9 @@ import numpy as np
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, InvalidAnswer
+from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.agents.population import Population, population_table
 from mesa_dilemmas.agents.strategies.base import ACTION_CODE, GameDescription
 from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
@@ -114,11 +116,13 @@ class BinaryGame:
 
 def make_game(game: str, n_players: int, rounds: int = DEFAULT_ROUNDS, **params: Any) -> BinaryGame:
     """The rules of a binary-action game by name (``"public_goods"``...), validated."""
-    from mesa_dilemmas.dilemmas import GAMES
+    from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model
 
-    if game not in GAMES:
-        raise ValueError(f"game: unknown game {game!r}")
-    rules = getattr(import_module(GAMES[game].partition(":")[0]), "RULES", None)
+    try:
+        model_cls = game_model(game)
+    except UnknownGame:
+        raise ValueError(f"game: unknown game {game!r}") from None
+    rules = getattr(import_module(model_cls.__module__), "RULES", None)
     if rules is None:
         raise ValueError(f"game: {game!r} is not a binary-action (C/D) game")
     allowed = set(inspect.signature(rules.__init__).parameters) - {"self", "n_players", "n_rounds"}
@@ -328,6 +332,7 @@ class BinaryDilemmaModel(DilemmaModel):
         *,
         rules: BinaryGame,
         strategies: Sequence[str] = (),
+        players: Population | Mapping[str, Any] | None = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:
@@ -345,11 +350,20 @@ class BinaryDilemmaModel(DilemmaModel):
             self.store.set_initial_stock(self.state)
         #: entropy of this match's strategy generators (seat i: SeedSequence(e, spawn_key=(i,)))
         self.strategy_entropy = int(self.rng.integers(2**63))
+        self.population = population_table(players)
         if policies is None:
-            if not strategies:
+            seats = self.population.assign(n, self.rng)
+            if not strategies and None in seats:
                 raise ValueError("strategies: give at least one strategy spec (or pass policies)")
             entries = [resolve_strategy(s) for s in strategies]
-            policies = [StrategyPolicy(entries[i % len(entries)]) for i in range(n)]
+            policies = [
+                StrategyPolicy(entries[i % len(entries)])
+                if group is None
+                else self.population.build(group, model=self, seat=i, persona=Persona(), rules={})
+                for i, group in enumerate(seats)
+            ]
+        elif not self.population.is_empty():
+            raise ValueError("players: give either a population or policies, not both")
         elif len(policies) != n:
             raise ValueError(f"policies: need one per player ({n}), got {len(policies)}")
         self.players: list[DilemmaAgent] = []

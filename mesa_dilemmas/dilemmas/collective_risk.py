@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from mesa_dilemmas.agents.population import Population
 from mesa_dilemmas.dilemmas.binary_game import (
     DEFAULT_ROUNDS,
     MAX_PLAYERS,
@@ -72,12 +73,14 @@ class CollectiveRiskModel(BinaryDilemmaModel):
         k: Annotated[float, Field(gt=0)] = 2.0,
         m: Annotated[int | None, Field(ge=1)] = None,
         strategies: tuple[str, ...] = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
+        players: Population | None = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:
         super().__init__(
             rules=CollectiveRiskGame(n_players, rounds, k=k, m=m),
             strategies=strategies,
+            players=players,
             rng=rng,
             **extra,
         )

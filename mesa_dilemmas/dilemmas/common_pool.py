@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from mesa_dilemmas.agents.population import Population
 from mesa_dilemmas.dilemmas.binary_game import (
     DEFAULT_ROUNDS,
     MAX_PLAYERS,
@@ -92,12 +93,14 @@ class CommonPoolModel(BinaryDilemmaModel):
         capacity: Annotated[float | None, Field(gt=0)] = None,
         growth: Annotated[float, Field(gt=0, le=4)] = 2.0,
         strategies: tuple[str, ...] = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
+        players: Population | None = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:
         super().__init__(
             rules=CommonPoolGame(n_players, rounds, capacity=capacity, growth=growth),
             strategies=strategies,
+            players=players,
             rng=rng,
             **extra,
         )

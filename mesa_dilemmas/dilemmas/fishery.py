@@ -38,6 +38,7 @@ calibrated defaults documented in ``docs/fishery.md``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Annotated, Any, ClassVar, Literal
 
 import mesa
@@ -52,14 +53,15 @@ from mesa_dilemmas.agents.fishery_villagers import (
     draw_strategy,
 )
 from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.agents.population import Group, Population, population_table
 from mesa_dilemmas.analysis.norm_structure import numeric_norm_structure, text_norm_structure
 from mesa_dilemmas.dilemmas.base import DilemmaModel
 from mesa_dilemmas.dilemmas.fishery_language import (
     NO_POLICY_YET,
     initial_strategy,
     prompt_fields,
+    prompts_dir,
     proposals_text,
-    register_prompts,
 )
 from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.norms import cap_sentence, median_vote, plurality_vote, stated_cap
@@ -108,6 +110,10 @@ class Villager(DilemmaAgent):
         return float(self.model.harvest[self.slot])
 
 
+#: the fishery's rule players by name (a population's ``rule = "..."``)
+RULE_PLAYERS = {"rule": lambda **_: VillagerRules()}
+
+
 class FisheryModel(DilemmaModel):
     """Common-pool fishery with punishment, payoff-biased imitation and propose->vote norms."""
 
@@ -118,6 +124,9 @@ class FisheryModel(DilemmaModel):
         "punishments", "wealth_gini", "norm_similarity", "norm_alignment",
     )
     PHASES: ClassVar[tuple[str, ...]] = ("harvest", "punish", "settle", "learn", "govern")
+    PROMPTS_DIR: ClassVar[Any] = prompts_dir()
+    #: the step reporter of LLM decisions per LLM agent and round (summary.json llm_per_round)
+    LLM_DECISIONS_REPORTER: ClassVar[str] = "llm_decisions_per_villager"
 
     def __init__(
         self,
@@ -151,6 +160,7 @@ class FisheryModel(DilemmaModel):
         group_decision: bool = True,
         proposal_form: Literal["number", "text"] = "number",
         stop_at_collapse: bool = True,
+        players: Population | None = None,
         llm_agents: Annotated[int, Field(ge=0, le=1000)] = 0,
         llm: str = "local",
         peers_sampled: Annotated[int, Field(ge=1, le=1000)] = 3,
@@ -204,21 +214,22 @@ class FisheryModel(DilemmaModel):
         self.language = np.zeros(n, dtype=bool)  # villagers whose norms are text (LLM villagers)
 
         dispositions = self._dispositions(population, altruism_ratio)
-        llm_slots = set(self.rng.choice(n, size=llm_agents, replace=False).tolist()) if llm_agents else set()
+        self.population = self.population_from_params(
+            {"population": players, "llm_agents": llm_agents, "llm": llm}
+        )
+        seats = self.population.assign(n, self.rng)
         for slot, disposition in enumerate(dispositions):
             e, m, p, g = draw_strategy(self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max))
             self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot], self.norm[slot] = e, m, p, g
             self.effort[slot] = e
-            if slot in llm_slots:
-                from mesa_dilemmas.llm import make_policy
-
-                register_prompts()
-                text = initial_strategy(disposition, self.rng)
-                persona = Persona(disposition=disposition, strategy_text=text)
-                policy = make_policy(llm)
+            group = seats[slot]
+            persona = self.population.persona_for(group, Persona(disposition=disposition))
+            text = None
+            if group is not None and group.kind != "rule":  # a language villager: its norms are text
+                text = persona.strategy_text or initial_strategy(persona.disposition, self.rng)
+                persona = replace(persona, strategy_text=text)
                 self.language[slot] = True
-            else:
-                persona, policy, text = Persona(disposition=disposition), VillagerRules(), None
+            policy = self.population.build(group, model=self, seat=slot, persona=persona, rules=RULE_PLAYERS)
             agent = Villager(self, policy, persona)
             agent.slot = slot
             agent.norm_text = text
@@ -284,14 +295,23 @@ class FisheryModel(DilemmaModel):
         p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}
         if p["llm_agents"] > p["n_agents"]:
             raise ValueError(f"llm_agents: {p['llm_agents']} exceeds n_agents={p['n_agents']}")
+        cls.population_from_params(params).check(p["n_agents"])
         if params.get("universalization_hint") and params.get("regrowth", "logistic") != "doubling":
             raise ValueError("universalization_hint: needs regrowth = 'doubling' (the hint's threshold is GovSim's)")
         if p["monitoring_min"] > p["monitoring_max"]:
             raise ValueError(f"monitoring_min: {p['monitoring_min']} exceeds monitoring_max={p['monitoring_max']}")
 
     @classmethod
-    def llm_specs(cls, params: dict[str, Any]) -> set[str]:
-        return {params.get("llm", "local")} if params.get("llm_agents", 0) else set()
+    def population_from_params(cls, params: dict[str, Any]) -> Population:
+        """``players`` (a population), or the shorthand ``llm_agents = N`` with ``llm = SPEC``:
+        N villagers on random seats answer through that model, the rest are rule villagers."""
+        players = population_table(params.get("players"))
+        n_llm = params.get("llm_agents", 0)
+        if n_llm and not players.is_empty():
+            raise ValueError("players: give either a population or llm_agents, not both")
+        if n_llm:
+            return Population(groups=[Group(llm=params.get("llm", "local"), count=n_llm)])
+        return players
 
     def living(self) -> list[Villager]:
         return [v for v in self.villagers if self.alive[v.slot]]
@@ -460,8 +480,9 @@ class FisheryModel(DilemmaModel):
                                           fallback={"personal": v.norm_text, "community": v.norm_text}))
             elif self.group_decision:
                 cap = float(self.norm[v.slot])
+                obs = self._observation(v, table, own_cap_text=cap_sentence(cap))
                 decisions.append(Decision("fishery.propose", PROPOSAL_TEXT if textual else CAP,
-                                          self._observation(v, table), v, self.round,
+                                          obs, v, self.round,
                                           fallback=cap_sentence(cap) if textual else cap))
         answers = self.ask_all(decisions)
         proposals = []
@@ -483,7 +504,8 @@ class FisheryModel(DilemmaModel):
             else:
                 ballots = []
                 for v in living:
-                    obs = self._observation(v, table, proposals=options)
+                    obs = self._observation(v, table, proposals=options,
+                                            proposal_caps=[stated_cap(o) for o in options])
                     if self.language[v.slot]:
                         obs["proposals_text"] = proposals_text(options)
                     ballots.append(Decision("fishery.vote", ChoiceSpec(options), obs, v, self.round,

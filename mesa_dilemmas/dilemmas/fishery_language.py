@@ -39,20 +39,6 @@ def initial_strategy(disposition: str, rng: Any) -> str:
     return choices[int(rng.integers(len(choices)))]
 
 
-_registered = False
-
-
-def register_prompts() -> None:
-    """Register the bundled templates as ``fishery.<kind>`` (once per process)."""
-    global _registered
-    if _registered:
-        return
-    from mesa_dilemmas.llm.prompts import register_templates
-
-    register_templates("fishery", prompts_dir())
-    _registered = True
-
-
 def _table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(
         f"- villager {r['id']}: fishing effort {r['effort']:.2f}, total payoff {r['payoff']:.1f}" for r in rows

@@ -95,7 +95,9 @@ from mesa_dilemmas.agents.decisions import (
     StructSpec,
     TextSpec,
 )
+from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.agents.population import Group, Population, population_table
 from mesa_dilemmas.dilemmas.base import DilemmaModel
 from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.port_of_mars_cards import (
@@ -194,6 +196,17 @@ class PortOfMarsModel(DilemmaModel):
         "end_round",
     )
     N_PLAYERS: ClassVar[int] = 5
+    POPULATION_ROLES: ClassVar[tuple[str, ...]] = ("meeting",)
+    #: per-seat reporters (``agents.parquet``), named apart from every model reporter
+    AGENT_REPORTERS: ClassVar[dict[str, Any]] = {
+        "player_role": lambda a: a.model.players[a.slot].role,
+        "player_label": lambda a: a.model.players[a.slot].label,
+        "player_points": lambda a: a.model.players[a.slot].points,
+        "player_health_coins_round": lambda a: a.model.players[a.slot].health_coins_round,
+        "player_health_coins_total": lambda a: a.model.players[a.slot].health_coins_total,
+        "player_resources_held": lambda a: sum(a.model.players[a.slot].resources.values()),
+        "player_dirty_cards": lambda a: a.model.players[a.slot].dirty_cards_bought,
+    }
     COINS_PER_ROUND: ClassVar[int] = 10
     START_HEALTH: ClassVar[int] = 100
     MAX_HEALTH: ClassVar[int] = 100
@@ -262,6 +275,7 @@ class PortOfMarsModel(DilemmaModel):
         role_table: Literal["online", "paper"] = "online",
         max_offers: Annotated[int, Field(ge=0, le=5)] = 1,
         trade_rounds: Annotated[int, Field(ge=0, le=5)] = 1,
+        players: Population | None = None,
         policy_factory: str = "rule",
         llm_players: Annotated[int, Field(ge=0, le=5)] = 0,
         llm: str = "local",
@@ -270,13 +284,24 @@ class PortOfMarsModel(DilemmaModel):
     ) -> None:
         from mesa_dilemmas.agents import port_of_mars_players as players_mod
 
-        if meeting and narrator is None and not llm_players:
-            narrator = players_mod.PortOfMarsRuleNarrator()
         super().__init__(rng=rng, narrator=narrator)
+        self.population = self.population_from_params(
+            {
+                "players": players,
+                "policy_factory": policy_factory,
+                "llm_players": llm_players,
+                "llm": llm,
+                "meeting": meeting,
+            }
+        )
         if meeting and self.broker.narrator is None:
-            from mesa_dilemmas.llm import make_policy as make_llm_policy
-
-            self.broker.narrator = make_llm_policy(llm, run_seed=self.run_seed)
+            self.broker.narrator = self.population.build(
+                self.population.roles.get("meeting"),
+                model=self,
+                seat=None,
+                persona=Persona(),
+                rules=players_mod.MEETING_WRITERS,
+            )
             self.broker.narrator.bind(None)
         if min_rounds > max_rounds:
             raise ValueError(f"min_rounds ({min_rounds}) > max_rounds ({max_rounds})")
@@ -313,15 +338,13 @@ class PortOfMarsModel(DilemmaModel):
         self.health_after_wear = self.START_HEALTH
         self.players: list[PomPlayer] = []
         self.seats: list[DilemmaAgent] = []
+        seat_groups = self.population.assign(self.N_PLAYERS, self.rng)
         for seat, (role, persona) in enumerate(zip(self.roles, personas, strict=True)):
-            if seat < llm_players:
-                from mesa_dilemmas.llm import make_policy as make_llm_policy
-
-                policy = make_llm_policy(llm)
-            else:
-                policy = players_mod.make_policy(
-                    policy_factory, model=self, seat=seat, persona=persona
-                )
+            group = seat_groups[seat]
+            persona = self.population.persona_for(group, persona)
+            policy = self.population.build(
+                group, model=self, seat=seat, persona=persona, rules=players_mod.RULE_PLAYERS
+            )
             agent = DilemmaAgent(self, policy, persona)
             agent.slot = seat
             self.seats.append(agent)
@@ -369,22 +392,35 @@ class PortOfMarsModel(DilemmaModel):
 
         self.datacollector = DataCollector(
             model_reporters=self._model_reporters(),
-            agent_reporters={
-                # named apart from every model reporter: batch_run merges both into one row
-                "player_role": lambda a: a.model.players[a.slot].role,
-                "player_label": lambda a: a.model.players[a.slot].label,
-                "player_points": lambda a: a.model.players[a.slot].points,
-                "player_health_coins_round": lambda a: a.model.players[a.slot].health_coins_round,
-                "player_health_coins_total": lambda a: a.model.players[a.slot].health_coins_total,
-                "player_resources_held": lambda a: sum(a.model.players[a.slot].resources.values()),
-                "player_dirty_cards": lambda a: a.model.players[a.slot].dirty_cards_bought,
-            },
+            agent_reporters=dict(self.AGENT_REPORTERS),
         )
         self.datacollector.collect(self)
 
     @classmethod
-    def llm_specs(cls, params: dict[str, Any]) -> set[str]:
-        return {params.get("llm", "local")} if params.get("llm_players", 0) else set()
+    def population_from_params(cls, params: dict[str, Any]) -> Population:
+        """``players`` (a population), or the shorthands: ``policy_factory`` for every seat (a
+        rule player's name, or ``"module:callable"``), ``llm_players = N`` for seats 0..N-1 on
+        ``llm``; with LLM players and a meeting, the meeting writer is that model too."""
+        players = population_table(params.get("players"))
+        factory = params.get("policy_factory", "rule")
+        n_llm = params.get("llm_players", 0)
+        shorthand = n_llm or factory != "rule"
+        if shorthand and not players.is_empty():
+            raise ValueError("players: give either a population or llm_players/policy_factory")
+        if not shorthand:
+            return players
+        groups = []
+        if n_llm:
+            groups.append(Group(llm=params.get("llm", "local"), seats=list(range(n_llm))))
+        if n_llm < cls.N_PLAYERS and factory != "rule":
+            kind = "factory" if ":" in factory else "rule"
+            groups.append(Group(**{kind: factory}, seats=list(range(n_llm, cls.N_PLAYERS))))
+        roles = {"meeting": Group(llm=params.get("llm", "local"))} if n_llm and params.get("meeting", True) else {}
+        return Population(groups=groups, roles=roles)
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> None:
+        cls.population_from_params(params).check(cls.N_PLAYERS, roles=cls.POPULATION_ROLES)
 
     # -- rules helpers ----------------------------------------------------
     def role_spec(self, seat: int) -> RoleSpec:

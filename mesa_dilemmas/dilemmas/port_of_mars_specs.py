@@ -39,6 +39,18 @@ class BudgetSpec(StructSpec):
             )
         return clean
 
+    def sample(self, rng: Any) -> dict[str, int]:
+        """A random answer within the budget (for random legal play)."""
+        out: dict[str, int] = {}
+        left = self.budget
+        for name in rng.permutation(list(self.fields)):
+            price = max(1, self.costs.get(name, 1))
+            high = min(int(self.fields[name].high), left // price)  # type: ignore[attr-defined]
+            n = int(rng.integers(0, high + 1)) if high > 0 else 0
+            out[str(name)] = n
+            left -= n * price
+        return out
+
     def describe(self) -> str:
         prices = ", ".join(f"{k} {self.costs.get(k, 1)}" for k in self.fields)
         return (

@@ -87,6 +87,17 @@ class TradeOfferSpec(StructSpec):
     def describe(self) -> str:
         return super().describe() + " (giving nothing and asking nothing is not allowed)"
 
+    def sample(self, rng: Any) -> dict[str, Any]:
+        """A random non-empty offer of small bundles (for random legal play)."""
+        from mesa_dilemmas.agents.random_policy import random_answer
+
+        while True:
+            answer = {name: random_answer(sub, rng) for name, sub in self.fields.items()}
+            for bundle in ("give", "receive"):
+                answer[bundle] = {r: min(n, 3) for r, n in answer[bundle].items()}
+            if any(answer["give"].values()) or any(answer["receive"].values()):
+                return answer
+
 
 def offer_spec(partners: Sequence[str], holdings: Mapping[str, int]) -> TradeOfferSpec:
     """The spec of one offer by a player holding ``holdings`` to one of ``partners``."""

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from mesa_dilemmas.agents.population import Population
 from mesa_dilemmas.dilemmas.binary_game import (
     DEFAULT_ROUNDS,
     MAX_PLAYERS,
@@ -53,12 +54,14 @@ class PublicGoodsModel(BinaryDilemmaModel):
         rounds: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_ROUNDS,
         k: Annotated[float, Field(gt=1)] = 2.0,
         strategies: tuple[str, ...] = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
+        players: Population | None = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:
         super().__init__(
             rules=PublicGoodsGame(n_players, rounds, k=k),
             strategies=strategies,
+            players=players,
             rng=rng,
             **extra,
         )

@@ -93,7 +93,7 @@ class BatchExperiment:
                 steps[col] = steps[col].map(to_plain)
         agents = None
         if "AgentID" in steps.columns:  # agent reporters: batch_run repeats model rows per agent
-            steps, agents = _split_agent_rows(steps, parameters)
+            steps, agents = _split_agent_rows(steps, agent_reporters(model_cls, scenario.params))
 
         runs = steps.groupby("RunId", sort=True).tail(1).reset_index(drop=True)
         runs = runs.rename(columns={"Step": "steps_run"})
@@ -110,15 +110,21 @@ class BatchExperiment:
         )
 
 
-def _split_agent_rows(steps: pd.DataFrame, parameters: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One model row per (run, step) and a separate per-agent table.
+def agent_reporters(model_cls: type, params: dict[str, Any]) -> list[str]:
+    """The names of a game's agent reporters: its ``AGENT_REPORTERS`` when it declares them,
+    else read off the DataCollector of one model built with the run's fixed parameters."""
+    declared = getattr(model_cls, "AGENT_REPORTERS", None)
+    if declared is not None:
+        return list(declared)
+    model = model_cls(**params, rng=0)
+    return list(model.datacollector.agent_reporters)
 
-    Agent columns are those that vary between the rows of one (run, step)."""
-    first = steps[steps["RunId"] == steps["RunId"].iloc[0]]
-    varying = first.groupby("Step").nunique(dropna=False).max()
-    agent_cols = [c for c in steps.columns if c == "AgentID" or (c in varying and varying[c] > 1)]
+
+def _split_agent_rows(steps: pd.DataFrame, names: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One model row per (run, step) and a separate per-agent table of the agent reporters."""
+    agent_cols = ["AgentID", *(c for c in names if c in steps.columns)]
     keys = ["RunId", "iteration", "seed", "Step"]
-    agents = steps[keys + [c for c in agent_cols if c not in keys]].reset_index(drop=True)
+    agents = steps[keys + agent_cols].reset_index(drop=True)
     model_rows = steps.drop(columns=agent_cols).drop_duplicates(["RunId", "Step"]).reset_index(drop=True)
     return model_rows, agents
 

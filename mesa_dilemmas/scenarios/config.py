@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mesa_dilemmas.dilemmas import GAMES, game_model
 from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model
 
 BUNDLED_ROOT = "bundled"
 
@@ -38,6 +38,8 @@ class Scenario(BaseModel):
     max_steps: Annotated[int, Field(ge=1, le=1_000_000)] = 100
     processes: Annotated[int, Field(ge=1, le=512)] = 1
     params: dict[str, Any] = Field(default_factory=dict)
+    #: who plays (see ``mesa_dilemmas.agents.population``); the model parameter ``players``
+    population: dict[str, Any] | None = None
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     options: dict[str, Any] = Field(default_factory=dict)
     figures: list[str] = Field(default_factory=list)
@@ -100,12 +102,22 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
         scenario = Scenario.model_validate(raw)
     except ValidationError as err:
         raise ConfigError(_describe_error("", err, sorted(Scenario.model_fields))) from None
-    if scenario.game not in GAMES:
-        raise ConfigError(f"game: unknown game {scenario.game!r}; allowed: {', '.join(sorted(GAMES))}")
+    try:
+        model_cls = game_model(scenario.game)
+    except UnknownGame as exc:
+        raise ConfigError(f"game: {exc}") from None
     experiment = resolve_experiment(scenario.experiment)
     uses_model_params = getattr(experiment, "USES_MODEL_PARAMS", True)
+    if scenario.population is not None:
+        if not uses_model_params or "players" not in params_model(model_cls).model_fields:
+            raise ConfigError(f"population: the {scenario.game} experiment takes no population")
+        if "players" in scenario.params or "players" in scenario.grid:
+            raise ConfigError("population: set in both [population] and params.players; keep one")
+        scenario = scenario.model_copy(
+            update={"params": {**scenario.params, "players": scenario.population}, "population": None}
+        )
     if uses_model_params:
-        schema = params_model(game_model(scenario.game))
+        schema = params_model(model_cls)
         allowed = sorted(schema.model_fields)
         overlap = set(scenario.params) & set(scenario.grid)
         if overlap:
@@ -126,10 +138,10 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
                     schema.model_validate({**scenario.params, key: value})
                 except ValidationError as err:
                     raise ConfigError(_describe_error("grid", err, allowed)) from None
-        model_cls = game_model(scenario.game)
-        for point in scenario.grid_points():
+        validate_params = getattr(model_cls, "validate_params", None)
+        for point in scenario.grid_points() if validate_params else ():
             try:
-                model_cls.validate_params({**scenario.params, **point})  # type: ignore[attr-defined]
+                validate_params({**scenario.params, **point})
             except ValueError as exc:
                 raise ConfigError(f"params.{exc}") from None
     try:

@@ -55,7 +55,7 @@ def _llm_specs(scenario: Scenario) -> set[str]:
     return specs
 
 
-def _per_round(llm: dict[str, Any], results: Any) -> dict[str, Any]:
+def _per_round(llm: dict[str, Any], results: Any, reporter: str | None) -> dict[str, Any]:
     """LLM cost per model round, over every round the runs played."""
     rounds = int(results.runs["steps_run"].sum()) if "steps_run" in results.runs else 0
     out: dict[str, Any] = {"rounds": rounds}
@@ -64,8 +64,8 @@ def _per_round(llm: dict[str, Any], results: Any) -> dict[str, Any]:
         out["provider_calls_per_round"] = llm.get("provider_calls", 0) / rounds
         out["tokens_per_round"] = (llm.get("tokens_in", 0) + llm.get("tokens_out", 0)) / rounds
     steps = results.steps
-    if steps is not None and "llm_decisions_per_villager" in steps:
-        per = steps.loc[steps["Step"] > 0, "llm_decisions_per_villager"].dropna()
+    if reporter and steps is not None and reporter in steps:
+        per = steps.loc[steps["Step"] > 0, reporter].dropna()
         if len(per):
             out["decisions_per_villager_round"] = float(per.max())
             out["mean_decisions_per_villager_round"] = float(per.mean())
@@ -90,9 +90,12 @@ def run_scenario(
     experiment = resolve_experiment(scenario.experiment)()
 
     llm_settings = None
+    budget_stop: tuple[type[BaseException], ...] = ()  # nothing to catch without the LLM layer
     specs = _llm_specs(scenario)
     if specs or scenario.llm:
         from mesa_dilemmas import llm
+
+        budget_stop = (llm.BudgetExceeded,)
 
         try:
             llm_settings = llm.LLMSettings.from_table(scenario.llm)
@@ -126,9 +129,7 @@ def run_scenario(
         session.start_run(llm_settings, out, resume=resume is not None)
     try:
         results = experiment.run(scenario, options, ctx)
-    except Exception as exc:
-        if type(exc).__name__ != "BudgetExceeded":
-            raise
+    except budget_stop as exc:
         raise RunStopped(
             f"{exc}; the calls made so far are saved in {out} (and in the cache): "
             f"continue with --resume {out} after raising the budget"
@@ -139,7 +140,8 @@ def run_scenario(
     wall = time.time() - started
     if llm_summary is not None:
         results.summary["llm"] = llm_summary
-        results.summary["llm_per_round"] = _per_round(llm_summary, results)
+        reporter = getattr(game_model(scenario.game), "LLM_DECISIONS_REPORTER", None)
+        results.summary["llm_per_round"] = _per_round(llm_summary, results, reporter)
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
     write_manifest(

@@ -45,3 +45,8 @@ class StrategyPolicy(Policy):
             self.start_match(obs["game"], None)
         assert self.strategy is not None
         return str(self.strategy.act(obs["history"]))
+
+
+def build_strategy_policy(spec: str, **_: Any) -> StrategyPolicy:
+    """The ``strategy`` policy kind of a population: ``spec`` is a strategy spec."""
+    return StrategyPolicy(spec)

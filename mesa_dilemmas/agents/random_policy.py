@@ -1,9 +1,10 @@
-"""A random *legal* Port of Mars player: any valid answer to any decision, drawn at random.
+"""A random *legal* player for any game: any valid answer to any decision, drawn at random.
 
-It is the noise baseline a persona-driven player must beat, and the driver of
-the property-based tests (random legal play must never break an invariant).
-Answers are built from the decision's spec alone, so it works for every
-decision kind, including ones added later.
+It is the noise baseline a rule or LLM player must beat, and the driver of property-based
+tests (random legal play must never break a game's invariants).  Answers are built from the
+decision's spec alone, so it works for every decision kind, including ones added later; a
+game's own spec type with constraints of its own (a budget, a non-empty trade) draws its
+answers with a ``sample(rng)`` method.
 """
 
 from __future__ import annotations
@@ -22,29 +23,13 @@ from mesa_dilemmas.agents.decisions import (
     TextSpec,
 )
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.dilemmas.port_of_mars_specs import BudgetSpec
-from mesa_dilemmas.dilemmas.port_of_mars_trade import TradeOfferSpec
 
 
 def random_answer(spec: AnswerSpec, rng: np.random.Generator) -> Any:
-    """A random answer that satisfies ``spec`` (budgets and non-empty offers included)."""
-    if isinstance(spec, BudgetSpec):
-        out: dict[str, int] = {}
-        left = spec.budget
-        for name in rng.permutation(list(spec.fields)):
-            price = max(1, spec.costs.get(name, 1))
-            high = min(int(spec.fields[name].high), left // price)  # type: ignore[attr-defined]
-            n = int(rng.integers(0, high + 1)) if high > 0 else 0
-            out[str(name)] = n
-            left -= n * price
-        return out
-    if isinstance(spec, TradeOfferSpec):
-        while True:
-            answer = {name: random_answer(sub, rng) for name, sub in spec.fields.items()}
-            for bundle in ("give", "receive"):
-                answer[bundle] = {r: min(n, 3) for r, n in answer[bundle].items()}
-            if any(answer["give"].values()) or any(answer["receive"].values()):
-                return answer
+    """A random answer that satisfies ``spec``."""
+    sample = getattr(spec, "sample", None)
+    if sample is not None:
+        return sample(rng)
     if isinstance(spec, NumberSpec):
         if spec.integer:
             return int(rng.integers(int(spec.low), int(spec.high) + 1))
