@@ -142,7 +142,7 @@ def test_new_round_phase_resets_coins_refills_hands_and_wears_the_port():
     p = m.players[0]
     p.coins = 0
     p.hand.pop()
-    m.round = 2
+    m.time = 2
     m.phase_new_round()
     assert m.health == 75
     assert m.health_after_wear == 75
@@ -157,7 +157,7 @@ def test_events_phase_draws_by_the_65_35_thresholds_and_not_in_round_one():
     for health, expected in ((100, 1), (65, 1), (64, 2), (35, 2), (34, 3)):
         m = scripted_model()
         rig_events(m, ["lifeAsUsual", "lifeAsUsual", "lifeAsUsual"])
-        m.round = 2
+        m.time = 2
         m.health = health
         m.phase_events()
         assert m.n_events == expected
@@ -184,7 +184,7 @@ def test_meeting_phase_is_one_narrator_call_and_reaches_observations():
 
     narrator = Narrator()
     m = scripted_model(meeting=True, narrator=narrator)
-    m.round = 1
+    m.time = 1
     m.phase_new_round()
     m.phase_meeting()
     assert len(narrator.calls) == 1 and narrator.calls[0].agent is None
@@ -208,7 +208,7 @@ def test_meeting_off_and_default_rule_narrator():
 def test_planning_phase_records_health_plan_and_goal():
     pols = [Scripted(health=h) for h in (0, 3, 5, 7, 10)]
     m = scripted_model(pols)
-    m.round = 1
+    m.time = 1
     m.phase_new_round()
     m.phase_planning()
     assert [p.health_plan for p in m.players] == [0, 3, 5, 7, 10]
@@ -220,7 +220,7 @@ def test_investment_phase_credits_resources_now_and_port_health_at_round_end():
     inv = {1: {"port_health": 4, "culture": 3}}  # 4 + 3*2 = 10 coins for the Curator
     pols = [Scripted(invest=inv)] + [Scripted() for _ in range(4)]
     m = scripted_model(pols)
-    m.round = 1
+    m.time = 1
     for phase in ("new_round", "events", "meeting", "planning", "investment"):
         getattr(m, f"phase_{phase}")()
     cur = m.players[0]

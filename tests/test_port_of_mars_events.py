@@ -64,7 +64,7 @@ def model_with(
     if not isinstance(answers, list):
         answers = [answers or {}] * 5
     m.set_policies([Chooser(a) for a in answers])
-    m.round = 2
+    m.time = 2
     m.phase_new_round()  # round 2 state: 75 health after wear, 10 coins each
     return m
 
@@ -302,7 +302,7 @@ def test_sandstorm_hits_three_rounds_in_a_row():
     assert m.health == 80 and len(m.ongoing) == 1
     healths = []
     for r in (3, 4, 5):
-        m.round = r
+        m.time = r
         m.phase_new_round()
         m.event_deck.pile = [e for e in m.event_deck.pile if e != "sandstorm"] or ["lifeAsUsual"]
         rig = ["lifeAsUsual"] * 3

@@ -247,7 +247,7 @@ def test_dirty_accomplishments_are_taken_less_often_at_higher_angles():
 
 def test_rule_narrator_pledges_cover_the_projected_shortfall():
     m = PortOfMarsModel(rng=4)
-    m.round = 1
+    m.time = 1
     m.phase_new_round()
     narrator = PortOfMarsRuleNarrator()
     caps = [params_for(a.persona).health_cap * 10 for a in m.seats]

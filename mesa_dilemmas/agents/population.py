@@ -145,8 +145,9 @@ class Population(BaseModel):
         return not self.groups and not self.roles
 
     # -- seats -------------------------------------------------------------
-    def check(self, n: int, roles: Iterable[str] = ()) -> None:
-        """Raise ``ValueError("population...: ...")`` if this population cannot fill ``n`` seats."""
+    def check(self, n: int, roles: Iterable[str] | None = ()) -> None:
+        """Raise ``ValueError("population...: ...")`` if this population cannot fill ``n`` seats
+        or names a role not in ``roles`` (``None``: seats only)."""
         taken: set[int] = set()
         counted = 0
         for i, g in enumerate(self.groups):
@@ -169,7 +170,7 @@ class Population(BaseModel):
             raise ValueError(
                 f"population.groups: {counted + len(taken)} players asked for, the game has {n}"
             )
-        unknown = set(self.roles) - set(roles)
+        unknown = set(self.roles) - set(roles) if roles is not None else set()
         if unknown:
             allowed = ", ".join(sorted(roles)) or "none"
             raise ValueError(
@@ -183,7 +184,7 @@ class Population(BaseModel):
         ``rng.choice`` over the free seats (placement "random") or the first free ones.  No draw
         is made when no group is counted, so a population of defaults consumes no randomness.
         """
-        self.check(n)
+        self.check(n, roles=None)
         out: list[Group | None] = [None] * n
         for g in self.groups:
             for s in g.seats or ():

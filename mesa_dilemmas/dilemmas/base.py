@@ -25,7 +25,7 @@ from mesa_dilemmas.agents.population import Population, population_table
 
 
 class DilemmaModel(mesa.Model):
-    """Base model: a round counter, ordered phases, and a broker for decisions."""
+    """Base model: ordered phases on Mesa's clock, and a broker for decisions."""
 
     #: phase names in play order; each is implemented by ``phase_<name>``
     PHASES: ClassVar[tuple[str, ...]] = ()
@@ -40,10 +40,14 @@ class DilemmaModel(mesa.Model):
         super().__init__(rng=rng)
         #: the integer seed of this run when given one (LLM sample ids and caching key on it)
         self.run_seed: int | None = int(rng) if isinstance(rng, int) else None
-        self.round = 0
         self.broker = DecisionBroker(narrator=narrator)
         if narrator is not None:
             narrator.bind(None)
+
+    @property
+    def round(self) -> int:
+        """The round being played (or last played): Mesa's own clock, ``model.time``."""
+        return int(self.time)
 
     # -- decisions -------------------------------------------------------
     def ask(self, decision: Decision) -> Any:
@@ -54,8 +58,9 @@ class DilemmaModel(mesa.Model):
 
     # -- play ------------------------------------------------------------
     def step(self) -> None:
-        """One round: every phase in order, then data collection and the stop check."""
-        self.round += 1
+        """One round: every phase in order, then data collection and the stop check.
+
+        Mesa advances ``model.time`` before calling it, so ``self.round`` is this round."""
         for phase in self.PHASES:
             getattr(self, f"phase_{phase}")()
             if not self.running:

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import solara
 
-from mesa_dilemmas.viz.dashboard import binary, evolution, fishery, port_of_mars
+from mesa_dilemmas.dilemmas.registry import games
+from mesa_dilemmas.viz.dashboard import binary, evolution, fishery, generic, port_of_mars
 from mesa_dilemmas.viz.dashboard.components import CSS, GameScreen, Text
 from mesa_dilemmas.viz.dashboard.runtime import GamePage
 
 PUBLIC_GOODS, COLLECTIVE_RISK, COMMON_POOL = binary.PAGES
 #: the pages in menu order
-PAGES: list[GamePage] = [
+BUILTIN_PAGES: list[GamePage] = [
     fishery.PAGE, PUBLIC_GOODS, COLLECTIVE_RISK, COMMON_POOL, evolution.PAGE, port_of_mars.PAGE,
 ]  # fmt: skip
+#: registered games without a page of their own (installed packages' games) get the generic one
+EXTRA_PAGES: list[GamePage] = [
+    generic.page_for(name) for name in games() if name not in {p.path for p in BUILTIN_PAGES}
+]
+PAGES: list[GamePage] = BUILTIN_PAGES + EXTRA_PAGES
 
 
 @solara.component
@@ -64,14 +72,26 @@ def PortOfMars() -> None:
     GameScreen(port_of_mars.PAGE)
 
 
+def _screen(page: GamePage) -> Any:
+    def Screen() -> None:
+        GameScreen(page)
+
+    Screen.__name__ = f"Screen_{page.path}"
+    return solara.component(Screen)
+
+
 routes = [
     solara.Route(path="/", component=Home, label="games"),
     *[
         solara.Route(path=page.path, component=component, label=page.path.replace("_", " "))
         for page, component in zip(
-            PAGES,
+            BUILTIN_PAGES,
             [Fishery, PublicGoods, CollectiveRisk, CommonPool, CulturalEvolution, PortOfMars],
             strict=True,
         )
+    ],
+    *[
+        solara.Route(path=page.path, component=_screen(page), label=page.path.replace("_", " "))
+        for page in EXTRA_PAGES
     ],
 ]

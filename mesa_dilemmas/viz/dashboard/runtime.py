@@ -200,7 +200,7 @@ class DashboardModel(mesa.Model):
         if self.closed or self.busy or not self.game_running:
             self.running = self.busy or self.game_running
             return
-        self._wrapped_step()
+        self.run_for(1)  # Mesa advances its clock and calls the step method
 
     def step(self) -> None:
         """Play one round: inline for rule agents, in a worker thread with LLM agents."""
