@@ -232,6 +232,47 @@ def check_decisions(
     return log
 
 
+_LLM_SEAT_LOG: list[tuple[Decision, Any]] = []
+
+
+class _LLMSeat(Policy):
+    """Stands in an LLM's seat (a non-rule population group): records what such a seat is
+    asked -- games show LLM seats more than rule seats -- and answers with the fallback."""
+
+    name = "llm-seat"
+    strict = False
+
+    def decide(self, decision: Decision) -> Answer:
+        _LLM_SEAT_LOG.append((decision, decision.fallback))
+        return Answer(None, fell_back=True, error="check_game: stand-in for an LLM")
+
+
+def llm_seat(**_: Any) -> Policy:
+    """The population factory of :class:`_LLMSeat` (``factory = "mesa_dilemmas.testing:llm_seat"``)."""
+    return _LLMSeat()
+
+
+def llm_seat_decisions(
+    model_cls: type[mesa.Model], params: Mapping[str, Any], steps: int
+) -> list[tuple[Decision, Any]]:
+    """The decisions LLM seats are asked, when the game takes a population (else none)."""
+    from mesa_dilemmas.dilemmas.base import params_model
+
+    if "players" not in params_model(model_cls).model_fields:
+        return []
+    group = {"factory": "mesa_dilemmas.testing:llm_seat", "fraction": 1.0}
+    population = {"groups": [group]}
+    roles = getattr(model_cls, "POPULATION_ROLES", ())
+    if roles:
+        population["roles"] = {r: dict(group, fraction=None) for r in roles}
+    shorthand = {
+        k: v for k, v in params.items() if k not in ("llm_agents", "llm_players", "policy_factory")
+    }
+    _LLM_SEAT_LOG.clear()
+    _run(_make(model_cls, {**shorthand, "players": population}, seed=4), steps)
+    return list(_LLM_SEAT_LOG)
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
@@ -250,7 +291,15 @@ def check_llm_path(log: list[tuple[Decision, Any]]) -> None:
         if decision.kind in done:
             continue
         done.add(decision.kind)
-        value = decision.validate(answer)
+        model = getattr(decision.agent, "model", None)
+        if model is not None:
+            from mesa_dilemmas.llm.population import register_game_prompts
+
+            register_game_prompts(type(model))
+        try:
+            value = decision.validate(answer)
+        except Exception:  # noqa: BLE001 - a fallback marker outside the spec: render only
+            value = None
         persona = getattr(decision.agent, "persona", None)
         for mode in ("native", "tags"):
             try:
@@ -259,6 +308,8 @@ def check_llm_path(log: list[tuple[Decision, Any]]) -> None:
                 _fail(
                     "check_llm_path", f"{decision.kind}: the {mode} prompt does not render: {exc!r}"
                 )
+            if value is None:
+                continue
             if mode == "native":
                 text = json.dumps({"reasoning": "", "answer": value})
             else:
@@ -301,7 +352,7 @@ def check_game(
     report.passed.append("run_metrics")
     log = check_decisions(model_cls, params, steps)
     report.passed.append("decisions")
-    check_llm_path(log)
+    check_llm_path(llm_seat_decisions(model_cls, params, steps) + log)
     report.passed.append("llm_path")
     report.decision_kinds = sorted({d.kind for d, _ in log})
     return report

@@ -215,7 +215,7 @@ class FisheryModel(DilemmaModel):
 
         dispositions = self._dispositions(population, altruism_ratio)
         self.population = self.population_from_params(
-            {"population": players, "llm_agents": llm_agents, "llm": llm}
+            {"players": players, "llm_agents": llm_agents, "llm": llm}
         )
         seats = self.population.assign(n, self.rng)
         for slot, disposition in enumerate(dispositions):

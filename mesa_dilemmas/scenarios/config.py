@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model
+from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model, games
 
 BUNDLED_ROOT = "bundled"
 
@@ -159,7 +159,10 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
 
 
 def bundled_scenarios() -> dict[str, Path]:
-    """Bundled scenario name ("fishery/punishment_shock") -> its TOML file."""
+    """Bundled scenario name ("fishery/punishment_shock") -> its TOML file.
+
+    This package's own, then those an installed game ships in a ``scenarios/`` folder of its
+    package (``stag_hunt/scenarios/trust.toml`` is ``stag_hunt/trust``)."""
     root = resources.files("mesa_dilemmas.scenarios") / BUNDLED_ROOT
     out: dict[str, Path] = {}
     for game_dir in sorted(root.iterdir(), key=lambda p: p.name):
@@ -168,6 +171,18 @@ def bundled_scenarios() -> dict[str, Path]:
         for file in sorted(game_dir.iterdir(), key=lambda p: p.name):
             if file.name.endswith(".toml"):
                 out[f"{game_dir.name}/{file.name[:-5]}"] = Path(str(file))
+    for game, path in games().items():
+        package = path.partition(":")[0].rpartition(".")[0]
+        if not package or package.startswith("mesa_dilemmas."):
+            continue
+        try:
+            folder = resources.files(package) / "scenarios"
+        except ModuleNotFoundError:
+            continue
+        if folder.is_dir():
+            for file in sorted(folder.iterdir(), key=lambda p: p.name):
+                if file.name.endswith(".toml"):
+                    out[f"{game}/{file.name[:-5]}"] = Path(str(file))
     return out
 
 

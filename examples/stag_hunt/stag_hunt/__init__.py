@@ -1,0 +1,1 @@
+"""An n-player Stag Hunt, registered with mesa-dilemmas by entry point."""
