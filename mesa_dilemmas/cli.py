@@ -34,6 +34,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         processes=args.processes,
         overrides=args.set or [],
         resume=Path(args.resume) if args.resume else None,
+        execution={k: v for k, v in (("backend", args.backend), ("address", args.address)) if v},
         progress=not args.no_progress,
     )
     overall = outcome.summary.get("overall", {})
@@ -76,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a field: beta=12, replications=10, grid.growth_rate=[0.2,0.6]")
     p.add_argument("--resume", metavar="DIR", help="continue a killed run in DIR")
+    p.add_argument("--backend", choices=("local", "ray"),
+                   help="where tasks run: a local process pool (default) or Ray")  # fmt: skip
+    p.add_argument("--address", metavar="ADDR",
+                   help="a Ray cluster to join ('auto', 'ray://head:10001'); default: a local instance")  # fmt: skip
     p.add_argument("--figures", action="store_true", help="render the scenario's figures afterwards")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)

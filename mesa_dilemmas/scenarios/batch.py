@@ -12,6 +12,7 @@ finished chunk is saved under ``partial/``; ``--resume`` skips saved chunks.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
 from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.config import Scenario
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
@@ -55,6 +57,9 @@ class BatchExperiment:
         parameters.update(scenario.grid)
         n_cells = int(np.prod([len(v) for v in scenario.grid.values()])) if scenario.grid else 1
 
+        if execution.current().backend != "local":
+            frames = self._run_tasks(scenario, options, ctx, parameters, seeds, n_cells)
+            return self._results(model_cls, scenario, frames, parameters, seeds)
         chunk = options.replications_per_chunk or len(seeds)
         chunks = [seeds[i : i + chunk] for i in range(0, len(seeds), chunk)]
         partial_dir = ctx.out_dir / "partial"
@@ -85,6 +90,53 @@ class BatchExperiment:
             frames.append(frame)
             outer.update()
         outer.close()
+        return self._results(model_cls, scenario, frames, parameters, seeds)
+
+    def _run_tasks(
+        self,
+        scenario: Scenario,
+        options: BatchOptions,
+        ctx: RunContext,
+        parameters: dict[str, Any],
+        seeds: list[int],
+        n_cells: int,
+    ) -> list[pd.DataFrame]:
+        """The replications as chunk tasks on the execution backend (Ray); each finished chunk
+        is saved under ``partial/`` as it arrives, and ``--resume`` runs only missing ones."""
+        workers = execution.current().workers or ctx.processes
+        chunk = options.replications_per_chunk or max(1, -(-len(seeds) // (4 * workers)))
+        starts = list(range(0, len(seeds), chunk))
+        partial_dir = ctx.out_dir / "partial"
+        partial_dir.mkdir(exist_ok=True)
+        frames: dict[int, pd.DataFrame] = {}
+        todo = []
+        for index, start in enumerate(starts):
+            saved = partial_dir / f"chunk_{index:05d}.parquet"
+            if ctx.resume and saved.exists():
+                frames[index] = pd.read_parquet(saved)
+            else:
+                todo.append(BatchChunk(index, scenario.game, parameters, seeds[start : start + chunk],
+                                       start, n_cells, scenario.max_steps))  # fmt: skip
+
+        def save(i: int, frame: pd.DataFrame) -> None:
+            _to_parquet(frame, partial_dir / f"chunk_{todo[i].index:05d}.parquet")
+            frames[todo[i].index] = frame
+
+        execution.map_tasks(
+            run_batch_chunk, todo, processes=ctx.processes, progress=ctx.progress,
+            desc="replication chunks", on_result=save,
+            label=lambda i: f"replication chunk {todo[i].index} (seeds {todo[i].offset}..)",
+        )  # fmt: skip
+        return [frames[i] for i in sorted(frames)]
+
+    def _results(
+        self,
+        model_cls: type,
+        scenario: Scenario,
+        frames: list[pd.DataFrame],
+        parameters: dict[str, Any],
+        seeds: list[int],
+    ) -> Results:
         steps = pd.concat(frames, ignore_index=True).rename(columns={"rng": "seed"})
         steps["Step"] = steps["Step"].astype(int)
         steps = steps.sort_values(["RunId", "Step"], kind="stable").reset_index(drop=True)
@@ -108,6 +160,36 @@ class BatchExperiment:
             group_by=list(scenario.grid),
             seeds=seeds,
         )
+
+
+@dataclass(frozen=True)
+class BatchChunk:
+    """Some replications of every grid cell: one task of an execution backend."""
+
+    index: int
+    game: str
+    parameters: dict[str, Any]
+    seeds: list[int]
+    offset: int  # the replication number of the first seed
+    n_cells: int
+    max_steps: int
+
+
+def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
+    """One chunk through Mesa's ``batch_run`` in this process, numbered as in a whole run."""
+    rows = batch_run(
+        game_model(chunk.game),
+        parameters=chunk.parameters,
+        number_processes=1,
+        data_collection_period=1,
+        max_steps=chunk.max_steps,
+        display_progress=False,
+        rng=chunk.seeds,
+    )
+    frame = pd.DataFrame(rows)
+    frame["iteration"] += chunk.offset
+    frame["RunId"] = frame["iteration"] * chunk.n_cells + frame["RunId"] % chunk.n_cells
+    return frame
 
 
 def agent_reporters(model_cls: type, params: dict[str, Any]) -> list[str]:

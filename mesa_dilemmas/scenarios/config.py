@@ -45,6 +45,8 @@ class Scenario(BaseModel):
     figures: list[str] = Field(default_factory=list)
     #: LLM-layer settings (answer mode, cache, budgets, rate limits); validated by the LLM layer
     llm: dict[str, Any] = Field(default_factory=dict)
+    #: where the tasks run (``backend = "local" | "ray"``, ``address``, ``workers``, ``max_retries``)
+    execution: dict[str, Any] = Field(default_factory=dict)
     #: free-form notes (calibration choices etc.); copied to the outputs, never interpreted
     notes: dict[str, str] = Field(default_factory=dict)
 
@@ -152,7 +154,25 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
         ) from None
     for fig in scenario.figures:
         resolve_figure(fig)
+    execution_settings(scenario)
     return scenario, options
+
+
+def execution_settings(scenario: Scenario) -> Any:
+    """The scenario's ``[execution]`` table, validated; the backend must be usable here."""
+    from mesa_dilemmas.scenarios.execution import ExecutionSettings, check_available
+
+    try:
+        settings = ExecutionSettings.model_validate(scenario.execution)
+    except ValidationError as err:
+        raise ConfigError(
+            _describe_error("execution", err, sorted(ExecutionSettings.model_fields))
+        ) from None
+    try:
+        check_available(settings)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return settings
 
 
 # -- loading -------------------------------------------------------------

@@ -7,6 +7,7 @@ config costs nothing and leaves nothing behind.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import sys
 import time
@@ -17,7 +18,15 @@ from typing import Any
 
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.scenarios.config import ConfigError, Scenario, load_scenario, resolve_experiment
+from mesa_dilemmas.scenarios.config import (
+    ConfigError,
+    Scenario,
+    execution_settings,
+    load_scenario,
+    resolve_experiment,
+)
+from mesa_dilemmas.scenarios.execution import TaskFailed
+from mesa_dilemmas.scenarios.execution import use as run_on
 from mesa_dilemmas.scenarios.experiment import RunContext
 from mesa_dilemmas.scenarios.outputs import (
     package_versions,
@@ -80,9 +89,17 @@ def run_scenario(
     overrides: list[str] | None = None,
     resume: Path | None = None,
     progress: bool = True,
+    execution: dict[str, Any] | None = None,
 ) -> RunOutcome:
-    """Validate and run a scenario; return where its results are. Raises ConfigError early."""
+    """Validate and run a scenario; return where its results are. Raises ConfigError early.
+
+    ``execution`` overrides fields of the scenario's ``[execution]`` table (``backend``,
+    ``address``): where the tasks run, which never changes the results."""
+    overrides = list(overrides or [])
+    for key, value in (execution or {}).items():
+        overrides.append(f"execution.{key}={json.dumps(value)}")
     scenario, options = load_scenario(name_or_path, overrides)
+    exec_settings = execution_settings(scenario)
     if processes is not None:
         if processes < 1:
             raise ConfigError(f"--processes: must be at least 1 (got {processes})")
@@ -128,7 +145,12 @@ def run_scenario(
 
         session.start_run(llm_settings, out, resume=resume is not None)
     try:
-        results = experiment.run(scenario, options, ctx)
+        with run_on(exec_settings, scenario.processes):
+            results = experiment.run(scenario, options, ctx)
+    except TaskFailed as exc:
+        raise RunStopped(
+            f"{exc}; the tasks finished so far are saved in {out}: continue with --resume {out}"
+        ) from None
     except budget_stop as exc:
         raise RunStopped(
             f"{exc}; the calls made so far are saved in {out} (and in the cache): "

@@ -1,0 +1,209 @@
+"""Where an experiment's tasks run: a local process pool (the default) or a Ray cluster.
+
+Every experiment splits its work into independent tasks -- chunks of replications of a batch
+grid, the splits of a self-play, the runs of a cultural evolution, the strategies of an
+analysis -- and hands them to :func:`map_tasks`.  The backend only decides *where* a task runs;
+each task carries its own seeds, so results are identical with any backend and any number of
+workers.
+
+``local``
+    a pool of spawned worker processes on this machine (``processes``), no Ray needed.
+``ray``
+    Ray tasks: on a local Ray instance sized to ``workers`` (started and stopped by the run), or
+    on an existing cluster (``address = "auto"`` or ``"ray://head:10001"``).  A worker process
+    killed mid-task is retried by Ray up to ``max_retries`` times; a task that keeps failing
+    stops the run with a message naming it, after everything finished so far was handed to the
+    experiment's ``on_result`` (which saves it, so ``--resume`` re-runs only what is missing).
+
+Ray is an optional extra (``pip install mesa-dilemmas[ray]``), imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+OnResult = Callable[[int, Any], None]
+
+
+class ExecutionSettings(BaseModel):
+    """A scenario's ``[execution]`` table (``--backend`` / ``--address`` on the command line)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["local", "ray"] = "local"
+    #: a Ray cluster to join ("auto", "ray://host:10001"); None starts a local Ray instance
+    address: str | None = None
+    #: Ray workers for a local instance (default: the run's processes)
+    workers: Annotated[int, Field(ge=1, le=4096, strict=True)] | None = None
+    #: retries of a Ray task whose worker died (a task that raises is not retried)
+    max_retries: Annotated[int, Field(ge=0, le=100, strict=True)] = 3
+
+
+class TaskFailed(RuntimeError):
+    """A task that could not be completed; what finished before it has been handed over."""
+
+
+_current: ExecutionSettings = ExecutionSettings()
+
+
+def current() -> ExecutionSettings:
+    return _current
+
+
+@contextlib.contextmanager
+def use(settings: ExecutionSettings, processes: int = 1) -> Iterator[ExecutionSettings]:
+    """Run the experiments inside on ``settings`` (a local Ray instance lives as long as this)."""
+    global _current
+    previous, _current = _current, settings
+    started = False
+    try:
+        if settings.backend == "ray":
+            started = _ray_init(settings, processes)
+        yield settings
+    finally:
+        _current = previous
+        if started:
+            import ray
+
+            ray.shutdown()
+
+
+def check_available(settings: ExecutionSettings) -> None:
+    """Raise ``ValueError("execution.backend: ...")`` when the backend cannot be used here."""
+    if settings.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                "execution.backend: 'ray' needs Ray, which is not installed "
+                "(pip install 'mesa-dilemmas[ray]')"
+            ) from None
+
+
+def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
+    """Connect to (or start) Ray; True when this run started it and must shut it down."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if settings.address:
+        ray.init(address=settings.address, log_to_driver=False)
+        return True
+    workers = settings.workers or processes
+    ray.init(
+        num_cpus=workers,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_python_path())}},
+    )
+    return True
+
+
+def _python_path() -> list[str]:
+    """The driver's import roots, so local Ray workers import the same code."""
+    import mesa_dilemmas
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(mesa_dilemmas.__file__)))
+    extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [root, *extra]
+
+
+def map_tasks(
+    fn: Callable[[Any], Any],
+    tasks: Sequence[Any],
+    *,
+    processes: int,
+    progress: bool,
+    desc: str,
+    costs: Sequence[float] | None = None,
+    on_result: OnResult | None = None,
+    label: Callable[[int], str] | None = None,
+) -> list[Any]:
+    """``[fn(t) for t in tasks]`` on the current backend; results in task order.
+
+    ``fn`` must be a module-level function and tasks plain picklable data.  Tasks go out
+    costliest first (``costs``); ``on_result(i, result)`` is called on the driver as each one
+    finishes (to save it).  The order of results never depends on scheduling."""
+    from tqdm.auto import tqdm
+
+    order = (
+        sorted(range(len(tasks)), key=lambda i: -costs[i])
+        if costs is not None
+        else range(len(tasks))
+    )
+    bar = tqdm(total=len(tasks), desc=desc, unit="task", disable=not progress, leave=False)
+    results: list[Any] = [None] * len(tasks)
+
+    def done(i: int, result: Any) -> None:
+        results[i] = result
+        if on_result is not None:
+            on_result(i, result)
+        bar.update()
+
+    try:
+        if _current.backend == "ray":
+            _ray_map(fn, tasks, list(order), done, label or (lambda i: f"{desc} task {i}"))
+        elif processes <= 1 or len(tasks) <= 1:
+            for i in order:
+                done(i, fn(tasks[i]))
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(
+                max_workers=min(processes, len(tasks)), mp_context=ctx
+            ) as pool:
+                futures = {pool.submit(fn, tasks[i]): i for i in order}
+                try:
+                    for fut in as_completed(futures):
+                        done(futures[fut], fut.result())
+                except BaseException:
+                    pool.shutdown(wait=False, cancel_futures=True)  # fail fast
+                    raise
+        return results
+    finally:
+        bar.close()
+
+
+def _call(fn: Callable[[Any], Any], task: Any) -> Any:
+    return fn(task)
+
+
+def _ray_map(
+    fn: Callable[[Any], Any],
+    tasks: Sequence[Any],
+    order: list[int],
+    done: Callable[[int, Any], None],
+    label: Callable[[int], str],
+) -> None:
+    import ray
+    from ray.exceptions import RayError
+
+    remote = ray.remote(num_cpus=1, max_retries=_current.max_retries, retry_exceptions=False)(_call)
+    fn_ref = ray.put(fn)
+    refs = {remote.remote(fn_ref, tasks[i]): i for i in order}
+    pending = list(refs)
+    try:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                i = refs[ref]
+                try:
+                    result = ray.get(ref)
+                except RayError as exc:
+                    cause = getattr(exc, "cause", None) or exc
+                    raise TaskFailed(
+                        f"{label(i)} failed after up to {_current.max_retries} retries: "
+                        f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1] if str(cause).strip() else ''}"
+                    ) from None
+                done(i, result)
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise

@@ -1,0 +1,119 @@
+"""Experiments on Ray: the same results as the local pool, killed workers survived, clear stops.
+
+One local Ray instance (2 CPUs) serves the module; the command-line test starts its own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+
+import ray_tasks  # noqa: E402
+
+from mesa_dilemmas.scenarios import execution  # noqa: E402
+from mesa_dilemmas.scenarios.execution import ExecutionSettings, TaskFailed  # noqa: E402
+from mesa_dilemmas.scenarios.runner import run_scenario  # noqa: E402
+
+RAY = ExecutionSettings(backend="ray", max_retries=2)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}})  # fmt: skip
+    yield
+    ray.shutdown()
+
+
+def test_tasks_run_on_ray_in_task_order(local_ray):
+    with execution.use(RAY):
+        got = execution.map_tasks(
+            ray_tasks.square, list(range(12)), processes=2, progress=False, desc="t"
+        )
+    assert got == [x * x for x in range(12)]
+
+
+def test_a_worker_killed_mid_task_is_retried_and_the_run_completes(local_ray, tmp_path):
+    marker = tmp_path / "killed"
+    tasks = [(x, str(marker)) for x in range(6)]
+    with execution.use(RAY):
+        got = execution.map_tasks(ray_tasks.die_once, tasks, processes=2, progress=False, desc="t")
+    assert marker.exists()  # the first attempt of task 0 really killed its worker
+    assert got == [x * x for x in range(6)]
+
+
+def test_a_task_that_keeps_failing_stops_with_its_name_and_keeps_what_finished(local_ray, tmp_path):
+    marker = tmp_path / "deaths"
+    saved: dict[int, int] = {}
+    tasks = [(x, str(marker)) for x in range(6)]
+    with (
+        execution.use(RAY),
+        pytest.raises(TaskFailed, match="chunk 3 failed after up to 2 retries"),
+    ):
+        execution.map_tasks(ray_tasks.die_always, tasks, processes=1, progress=False, desc="t",
+                            on_result=saved.__setitem__, label=lambda i: f"chunk {i}")  # fmt: skip
+    assert len(marker.read_text().split()) == 3  # the first attempt and two retries
+    assert 3 not in saved and saved  # what finished before the stop was handed over
+
+
+def _read(out: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    summary = json.loads((out / "summary.json").read_text())
+    summary.pop("wall_time_s")
+    return pd.read_parquet(out / "runs.parquet"), pd.read_parquet(out / "steps.parquet"), summary
+
+
+def test_a_batch_sweep_gives_identical_results_locally_and_on_ray(local_ray, tmp_path):
+    small = [
+        "replications=5",
+        "max_steps=25",
+        "grid.growth_rate=[0.3,0.6]",
+        "grid.penalty=[2.0,10.0]",
+    ]
+    run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "local", overrides=small,
+                 processes=2, progress=False)  # fmt: skip
+    run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "ray", overrides=small,
+                 processes=2, progress=False, execution={"backend": "ray"})  # fmt: skip
+    local, on_ray = _read(tmp_path / "local"), _read(tmp_path / "ray")
+    pd.testing.assert_frame_equal(local[0], on_ray[0])
+    pd.testing.assert_frame_equal(local[1], on_ray[1])
+    assert local[2] == on_ray[2]
+    # 5 seeds over 2 workers: chunks of ceil(5 / (4 * 2)) = 1 seed, saved as they arrive
+    assert len(list((tmp_path / "ray" / "partial").glob("chunk_*.parquet"))) == 5
+
+
+def test_resume_on_ray_runs_only_the_missing_chunks(local_ray, tmp_path):
+    small = ["replications=4", "max_steps=10", "grid.growth_rate=[0.4]", "grid.penalty=[5.0]"]
+    out = tmp_path / "run"
+    run_scenario("fishery/beta_growth_sweep", out_dir=out, overrides=small, processes=2,
+                 progress=False, execution={"backend": "ray"})  # fmt: skip
+    before = _read(out)
+    chunks = sorted((out / "partial").glob("chunk_*.parquet"))
+    mtimes = {c: c.stat().st_mtime_ns for c in chunks[1:]}
+    chunks[0].unlink()  # as if the driver died before this chunk arrived
+    run_scenario("fishery/beta_growth_sweep", resume=out, overrides=small, processes=2,
+                 progress=False, execution={"backend": "ray"})  # fmt: skip
+    assert all(c.stat().st_mtime_ns == t for c, t in mtimes.items())  # not re-run
+    after = _read(out)
+    pd.testing.assert_frame_equal(before[0], after[0])
+
+
+def test_asking_for_ray_without_it_installed_is_one_line_and_nothing_written(tmp_path):
+    out = tmp_path / "run"
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from mesa_dilemmas.cli import main\n"
+        f"sys.exit(main(['run', 'fishery/punishment_shock', '--backend', 'ray', '--out', {str(out)!r}]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "execution.backend: 'ray' needs Ray" in lines[0], result.stderr
+    assert not out.exists()
