@@ -19,6 +19,13 @@ Three pieces, used by Public Goods, Collective Risk and Common Pool alike:
 
 Seeding: the strategy in seat i of a match with entropy ``e`` draws from
 ``SeedSequence(e, spawn_key=(i,))`` (= ``SeedSequence(e).spawn(n)[i]``).
+
+Untrusted strategies (code from files: ``entry.trusted`` is False) never run
+here: a batch with any of them is played whole inside a sandbox worker
+(``binary_game_sandbox``), which returns every seat's actions; this process
+then recomputes payoffs, stocks and history from those actions with its own
+rules.  A strategy that fails there plays :data:`DEFAULT_ACTION` and is flagged
+(``BatchResult.flags``) instead of ending the run.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import gc
 import inspect
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, ClassVar
 
@@ -143,6 +150,8 @@ class BatchResult:
     stock: np.ndarray | None = None  # (B, R + 1) stock at the start of each round
     store: HistoryStore | None = None  # full record when keep_history=True
     used_rng: np.ndarray | None = None  # (B, n) bool: did the strategy draw random numbers
+    #: strategies that misbehaved (sandboxed batches only); each played the default action
+    flags: list[Any] = field(default_factory=list)
 
     @property
     def normalised(self) -> np.ndarray:
@@ -169,6 +178,10 @@ def play_batch(
     """
     # a batch allocates tens of thousands of small objects that all live until its end; the
     # cyclic GC would rescan them again and again (measured: up to 45% of the run time)
+    if any(e is not None and not e.trusted for lineup in lineups for e in lineup):
+        from mesa_dilemmas.dilemmas.binary_game_sandbox import play_sandboxed
+
+        return play_sandboxed(game, lineups, entropies, scripted, rounds, keep_history)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -208,7 +221,7 @@ def _play_batch(
         for i, entry in enumerate(lineup):
             if entry is None:
                 continue
-            strategies.append(entry.cls.create(desc, (e, (i,)), entry.params))
+            strategies.append(entry.create(desc, (e, (i,))))
             free.append(b * n + i)
     views: list[PlayerHistory] = store.views(free)
     free_idx = np.asarray(free, dtype=np.intp)
