@@ -319,6 +319,40 @@ class BinaryObservation(Mapping[str, Any]):
         return len(self._KEYS)
 
 
+class SandboxedStrategyPolicy(StrategyPolicy):
+    """An untrusted strategy in the Mesa model: each decision replays its match so far in the sandbox.
+
+    The worker rebuilds the strategy from its seed and plays it against the
+    other seats' recorded actions up to the current round, so its answer is
+    the one it would give in a continuous match (quadratic in the rounds, which
+    is fine at the model's scale; experiments use the batch engine).
+    Misbehaviour is recorded in ``flags`` and answered with the default action.
+    """
+
+    def __init__(self, entry: StrategyEntry, rules: BinaryGame) -> None:
+        super().__init__(entry)
+        self.rules = rules
+        self.seed: tuple[int, tuple[int, ...]] | None = None
+        self.flags: list[Any] = []
+
+    def start_match(self, game: GameDescription, seed: tuple[int, tuple[int, ...]] | None) -> None:
+        self.seed = seed
+
+    def decide(self, decision: Decision) -> Any:
+        history: PlayerHistory = decision.observation["history"]
+        store, me, t = history._store, history.me, history.round_number
+        scripted = store.actions[history.match : history.match + 1].astype(np.int8)
+        lineup: list[StrategyEntry | None] = [None] * self.rules.n_players
+        lineup[me] = self.entry
+        entropy = 0 if self.seed is None else self.seed[0]
+        result = play_batch(
+            self.rules, [lineup], [entropy], scripted=scripted, rounds=t + 1, keep_history=True
+        )
+        self.flags.extend(f for f in result.flags if f not in self.flags)
+        assert result.store is not None
+        return "C" if result.store.actions[0, me, t] else "D"
+
+
 class BinaryDilemmaModel(DilemmaModel):
     """A Mesa model of one match of a binary-action game: ``step()`` plays one round.
 
@@ -362,7 +396,10 @@ class BinaryDilemmaModel(DilemmaModel):
             if not strategies:
                 raise ValueError("strategies: give at least one strategy spec (or pass policies)")
             entries = [resolve_strategy(s) for s in strategies]
-            policies = [StrategyPolicy(entries[i % len(entries)]) for i in range(n)]
+            policies = [
+                StrategyPolicy(e) if e.trusted else SandboxedStrategyPolicy(e, rules)
+                for e in (entries[i % len(entries)] for i in range(n))
+            ]
         elif len(policies) != n:
             raise ValueError(f"policies: need one per player ({n}), got {len(policies)}")
         self.players: list[DilemmaAgent] = []
