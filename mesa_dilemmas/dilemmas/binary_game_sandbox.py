@@ -44,9 +44,9 @@ from mesa_dilemmas.agents.strategies.sandbox import (
     WorkerLost,
     default_sandbox,
     get_limits,
+    integrity,
     register_handler,
 )
-from mesa_dilemmas.agents.strategies.sandbox import integrity
 from mesa_dilemmas.agents.strategies.sandbox.worker import (
     BUILDING,
     LOADING,
@@ -147,7 +147,11 @@ def play_sandboxed(
                 box.close()
                 raise lost
         except WorkerLost as lost:
-            seat, t, phase = lost.progress[SLOT_SEAT], lost.progress[SLOT_ROUND], lost.progress[SLOT_PHASE]
+            seat, t, phase = (
+                lost.progress[SLOT_SEAT],
+                lost.progress[SLOT_ROUND],
+                lost.progress[SLOT_PHASE],
+            )
             if phase == LOADING and 0 <= seat < len(entries):
                 header["skip_entries"].append(seat)
                 entry_flags[seat] = f"loading its code {lost.reason}"
@@ -165,7 +169,9 @@ def play_sandboxed(
             if header["audit_round"] != "all":  # lost between calls: check after every call
                 header["audit_round"] = "all"
                 continue
-            raise RuntimeError(f"sandbox worker lost outside any strategy call: {lost.reason}") from None
+            raise RuntimeError(
+                f"sandbox worker lost outside any strategy call: {lost.reason}"
+            ) from None
         if "tampered" in out:  # find who: replay the round with the check after every call
             header["audit_round"] = int(out["tampered"])
             box.close()
@@ -228,7 +234,9 @@ def _flags(
         got.get("flag_count", np.zeros(0, np.int64)),
     )
     found: dict[int, Flag] = {}
-    for k, t, c, why in zip(seats.tolist(), rounds_.tolist(), counts.tolist(), reasons, strict=False):
+    for k, t, c, why in zip(
+        seats.tolist(), rounds_.tolist(), counts.tolist(), reasons, strict=False
+    ):
         if not 0 <= k < len(free):
             continue
         b, i = divmod(int(free[k]), n)
@@ -260,7 +268,9 @@ def _report(header: dict[str, Any]) -> tuple[dict, dict]:
     return header, {}
 
 
-def sandbox_play(header: dict[str, Any], arrays: dict[str, np.ndarray], ctx: Any) -> tuple[dict, dict]:
+def sandbox_play(
+    header: dict[str, Any], arrays: dict[str, np.ndarray], ctx: Any
+) -> tuple[dict, dict]:
     """Play one batch in the worker (the ``"play"`` handler)."""
     gc.disable()
     try:
@@ -274,7 +284,9 @@ def sandbox_play(header: dict[str, Any], arrays: dict[str, np.ndarray], ctx: Any
         gc.enable()
 
 
-def _sandbox_play(header: dict[str, Any], arrays: dict[str, np.ndarray], ctx: Any) -> tuple[dict, dict]:
+def _sandbox_play(
+    header: dict[str, Any], arrays: dict[str, np.ndarray], ctx: Any
+) -> tuple[dict, dict]:
     prog = ctx.progress
     game = make_game(header["game"], int(header["n"]), int(header["horizon"]), **header["params"])
     n, horizon, played = game.n_players, game.n_rounds, int(header["rounds"])

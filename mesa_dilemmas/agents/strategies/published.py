@@ -158,7 +158,9 @@ def describe_game(game: GameDescription) -> GameDescriptionBase:
             game.n_players, game.n_rounds, k=float(game.k or 2.0), m=int(game.m or 2)
         )
     if game.game == "common_pool":
-        return CommonPoolDescription(game.n_players, game.n_rounds, capacity=float(game.capacity or 0))
+        return CommonPoolDescription(
+            game.n_players, game.n_rounds, capacity=float(game.capacity or 0)
+        )
     return GameDescriptionBase(game.n_players, game.n_rounds)
 
 

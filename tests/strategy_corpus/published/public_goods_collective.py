@@ -3,7 +3,6 @@
 import random
 
 import numpy as np
-
 from emergent_llm.common import Action, C, D, GameState, PlayerHistory
 from emergent_llm.games import PublicGoodsDescription
 from emergent_llm.players import BaseStrategy

@@ -23,6 +23,7 @@ docs/sandbox.md for what that leaves open.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import resource
@@ -52,19 +53,70 @@ class SandboxLimits:
 
 _DENY = (
     # network
-    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
-    "sendto", "sendmsg", "sendmmsg",
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    "sendto",
+    "sendmsg",
+    "sendmmsg",
     # processes and threads
-    "fork", "vfork", "clone", "clone3", "execve", "execveat",
+    "fork",
+    "vfork",
+    "clone",
+    "clone3",
+    "execve",
+    "execveat",
     # the file system, mutating
-    "creat", "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat",
-    "rmdir", "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod", "fchmod",
-    "fchmodat", "chown", "fchown", "lchown", "fchownat", "truncate", "ftruncate", "utimensat",
+    "creat",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "mknod",
+    "mknodat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "truncate",
+    "ftruncate",
+    "utimensat",
     "fallocate",
     # other processes, privileges, limits, namespaces
-    "ptrace", "process_vm_readv", "process_vm_writev", "setrlimit", "unshare", "setns",
-    "mount", "umount2", "chroot", "pivot_root", "setuid", "setgid", "setsid", "setpgid",
-    "personality", "memfd_create", "io_uring_setup", "bpf", "perf_event_open",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "setrlimit",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "chroot",
+    "pivot_root",
+    "setuid",
+    "setgid",
+    "setsid",
+    "setpgid",
+    "personality",
+    "memfd_create",
+    "io_uring_setup",
+    "bpf",
+    "perf_event_open",
 )
 
 
@@ -74,10 +126,8 @@ def _seccomp() -> str:
     deny = sc.ERRNO(errno.EPERM)
     f = sc.SyscallFilter(sc.ALLOW)
     for name in _DENY:
-        try:
+        with contextlib.suppress(RuntimeError, ValueError, OSError):  # unknown on this arch
             f.add_rule(deny, name)
-        except (RuntimeError, ValueError, OSError):  # a call this kernel/arch does not have
-            pass
     for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
         f.add_rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, flag, flag))
         f.add_rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, flag, flag))

@@ -14,6 +14,7 @@ fresh worker.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import select
 import signal
@@ -132,7 +133,11 @@ class Sandbox:
         threading.Thread(target=self._drain, args=(self.proc,), daemon=True).start()
         protocol.send(
             self._req_w,
-            {"limits": self.limits.as_dict(), "handlers": self.handlers, "preload": list(self.preload)},
+            {
+                "limits": self.limits.as_dict(),
+                "handlers": self.handlers,
+                "preload": list(self.preload),
+            },
         )
 
     def _drain(self, proc: subprocess.Popen[bytes]) -> None:
@@ -160,7 +165,9 @@ class Sandbox:
     def progress(self) -> tuple[int, ...]:
         return tuple(int(x) for x in self._progress)
 
-    def _wait(self, deadline: float, stall: float | None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def _wait(
+        self, deadline: float, stall: float | None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         assert self.proc is not None
         last = self.progress()
         last_change = time.monotonic()
@@ -232,16 +239,12 @@ class Sandbox:
 
 
 def _kill(proc: subprocess.Popen[bytes], fds: tuple[int, ...]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
     for fd in fds:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     if proc.stderr is not None:
         proc.stderr.close()
 

@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 
 #: dtypes an array in a message may have
-DTYPES = {"bool": np.bool_, "int8": np.int8, "int32": np.int32, "int64": np.int64, "float64": np.float64}
+DTYPES = {
+    "bool": np.bool_,
+    "int8": np.int8,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float64": np.float64,
+}
 _LEN = struct.Struct("<Q")
 #: largest message the run accepts from a worker (bytes)
 MAX_MESSAGE = 1 << 30
@@ -99,7 +105,10 @@ def recv(
             shape = tuple(int(s) for s in shape)
         except (KeyError, TypeError, ValueError):
             raise ProtocolError(f"bad array description {item!r}") from None
-        if any(s < 0 for s in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != size:
+        if (
+            any(s < 0 for s in shape)
+            or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != size
+        ):
             raise ProtocolError(f"array {name!r}: shape {shape} does not match {size} bytes")
         arrays[str(name)] = np.frombuffer(read(size), dtype=dtype).reshape(shape)
     return header, arrays
