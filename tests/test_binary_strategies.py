@@ -208,7 +208,8 @@ def test_module_set_and_search_path(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "mine" in available_sets()
     s = load_strategy_set("mine")
     assert [e.name for e in s] == ["Sucker", "coin"] and s.source == "me"
-    assert resolve_strategy("mine:coin").cls.__name__ == "Coin"
+    coin = resolve_strategy("mine:coin")  # code from a file: untrusted, described by the sandbox
+    assert coin.class_name == "Coin" and coin.cls is None and not coin.trusted
     with pytest.raises(ValueError, match="no such set"):
         load_strategy_set("does-not-exist")
 

@@ -19,6 +19,13 @@ Three pieces, used by Public Goods, Collective Risk and Common Pool alike:
 
 Seeding: the strategy in seat i of a match with entropy ``e`` draws from
 ``SeedSequence(e, spawn_key=(i,))`` (= ``SeedSequence(e).spawn(n)[i]``).
+
+Untrusted strategies (code from files: ``entry.trusted`` is False) never run
+here: a batch with any of them is played whole inside a sandbox worker
+(``binary_game_sandbox``), which returns every seat's actions; this process
+then recomputes payoffs, stocks and history from those actions with its own
+rules.  A strategy that fails there plays :data:`DEFAULT_ACTION` and is flagged
+(``BatchResult.flags``) instead of ending the run.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import gc
 import inspect
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, ClassVar
 
@@ -147,6 +154,8 @@ class BatchResult:
     stock: np.ndarray | None = None  # (B, R + 1) stock at the start of each round
     store: HistoryStore | None = None  # full record when keep_history=True
     used_rng: np.ndarray | None = None  # (B, n) bool: did the strategy draw random numbers
+    #: strategies that misbehaved (sandboxed batches only); each played the default action
+    flags: list[Any] = field(default_factory=list)
 
     @property
     def normalised(self) -> np.ndarray:
@@ -173,6 +182,10 @@ def play_batch(
     """
     # a batch allocates tens of thousands of small objects that all live until its end; the
     # cyclic GC would rescan them again and again (measured: up to 45% of the run time)
+    if any(e is not None and not e.trusted for lineup in lineups for e in lineup):
+        from mesa_dilemmas.dilemmas.binary_game_sandbox import play_sandboxed
+
+        return play_sandboxed(game, lineups, entropies, scripted, rounds, keep_history)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -212,7 +225,7 @@ def _play_batch(
         for i, entry in enumerate(lineup):
             if entry is None:
                 continue
-            strategies.append(entry.cls.create(desc, (e, (i,)), entry.params))
+            strategies.append(entry.create(desc, (e, (i,))))
             free.append(b * n + i)
     views: list[PlayerHistory] = store.views(free)
     free_idx = np.asarray(free, dtype=np.intp)
@@ -310,6 +323,40 @@ class BinaryObservation(Mapping[str, Any]):
         return len(self._KEYS)
 
 
+class SandboxedStrategyPolicy(StrategyPolicy):
+    """An untrusted strategy in the Mesa model: each decision replays its match so far in the sandbox.
+
+    The worker rebuilds the strategy from its seed and plays it against the
+    other seats' recorded actions up to the current round, so its answer is
+    the one it would give in a continuous match (quadratic in the rounds, which
+    is fine at the model's scale; experiments use the batch engine).
+    Misbehaviour is recorded in ``flags`` and answered with the default action.
+    """
+
+    def __init__(self, entry: StrategyEntry, rules: BinaryGame) -> None:
+        super().__init__(entry)
+        self.rules = rules
+        self.seed: tuple[int, tuple[int, ...]] | None = None
+        self.flags: list[Any] = []
+
+    def start_match(self, game: GameDescription, seed: tuple[int, tuple[int, ...]] | None) -> None:
+        self.seed = seed
+
+    def decide(self, decision: Decision) -> Any:
+        history: PlayerHistory = decision.observation["history"]
+        store, me, t = history._store, history.me, history.round_number
+        scripted = store.actions[history.match : history.match + 1].astype(np.int8)
+        lineup: list[StrategyEntry | None] = [None] * self.rules.n_players
+        lineup[me] = self.entry
+        entropy = 0 if self.seed is None else self.seed[0]
+        result = play_batch(
+            self.rules, [lineup], [entropy], scripted=scripted, rounds=t + 1, keep_history=True
+        )
+        self.flags.extend(f for f in result.flags if f not in self.flags)
+        assert result.store is not None
+        return "C" if result.store.actions[0, me, t] else "D"
+
+
 class BinaryDilemmaModel(DilemmaModel):
     """A Mesa model of one match of a binary-action game: ``step()`` plays one round.
 
@@ -357,8 +404,10 @@ class BinaryDilemmaModel(DilemmaModel):
                 raise ValueError("strategies: give at least one strategy spec (or pass policies)")
             entries = [resolve_strategy(s) for s in strategies]
             policies = [
-                StrategyPolicy(entries[i % len(entries)])
+                self._strategy_policy(entries[i % len(entries)], rules)
                 if group is None
+                else self._strategy_policy(resolve_strategy(group.value), rules)
+                if group.kind == "strategy"
                 else self.population.build(group, model=self, seat=i, persona=Persona(), rules={})
                 for i, group in enumerate(seats)
             ]
@@ -386,6 +435,11 @@ class BinaryDilemmaModel(DilemmaModel):
             reporters["stock"] = BinaryDilemmaModel.current_stock
         self.datacollector = mesa.DataCollector(model_reporters=reporters)
         self.running = True
+
+    @staticmethod
+    def _strategy_policy(entry: StrategyEntry, rules: BinaryGame) -> Policy:
+        """Trusted (built-in) strategies play in-process; code from files in the sandbox."""
+        return StrategyPolicy(entry) if entry.trusted else SandboxedStrategyPolicy(entry, rules)
 
     # -- play ------------------------------------------------------------
     def phase_act(self) -> None:

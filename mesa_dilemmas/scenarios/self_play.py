@@ -99,7 +99,11 @@ def map_tasks(
 
 
 def prepare_sets(
-    game: str, rounds: int, group_sizes: Sequence[int], game_params: dict[str, Any], set_names: Sequence[str]
+    game: str,
+    rounds: int,
+    group_sizes: Sequence[int],
+    game_params: dict[str, Any],
+    set_names: Sequence[str],
 ) -> tuple[dict[str, Any], tuple[str, ...], list[StrategySet]]:
     """Shared set-up of the strategy-set experiments: the game's parameters (checked), the sets'
     resolved paths (what worker tasks carry) and the loaded sets (checked against the game)."""
@@ -189,6 +193,7 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     pay_e = np.full(task.samples, np.nan)
     pay_c = np.full(task.samples, np.nan)
     coop_rounds = np.zeros(task.rounds)
+    flagged: dict[str, list[Any]] = {}  # strategy -> [matches flagged, first reason]
     is_coll = np.zeros(n, dtype=bool)
     done = 0
     while done < task.samples:
@@ -204,6 +209,8 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
             masks.append(is_coll.copy())
         entropies = rng.integers(0, 2**63, size=size)
         result = play_batch(game, lineups, entropies)
+        for flag in result.flags:
+            flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1
         norm = result.normalised
         mask = np.array(masks)
         sl = slice(done, done + size)
@@ -221,7 +228,18 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
         "exploitative_payoff": pay_e,
         "collective_payoff": pay_c,
         "coop_by_round": coop_rounds / task.samples,
+        "flagged": flagged,
     }
+
+
+def _merge_flags(outputs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Strategies that misbehaved (sandbox flags): in how many matches, and the first reason."""
+    merged: dict[str, dict[str, Any]] = {}
+    for out in outputs:
+        for name, (count, reason) in out.get("flagged", {}).items():
+            entry = merged.setdefault(name, {"matches": 0, "reason": reason})
+            entry["matches"] += count
+    return merged
 
 
 class SelfPlayExperiment:
@@ -235,11 +253,16 @@ class SelfPlayExperiment:
             options.model_dump() if isinstance(options, BaseModel) else options
         )
         params, set_paths, set_list = prepare_sets(
-            scenario.game, opts.rounds, opts.group_sizes, opts.game_params,
+            scenario.game,
+            opts.rounds,
+            opts.group_sizes,
+            opts.game_params,
             [opts.exploitative_set, opts.collective_set],
         )
         paths = dict(zip(("exploitative", "collective"), set_paths, strict=True))
-        sets: dict[str, StrategySet] = dict(zip(("exploitative", "collective"), set_list, strict=True))
+        sets: dict[str, StrategySet] = dict(
+            zip(("exploitative", "collective"), set_list, strict=True)
+        )
         specs = [(n, nc) for n in opts.group_sizes for nc in split_points(n, opts.splits)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
         tasks = [
@@ -324,6 +347,7 @@ class SelfPlayExperiment:
             "sets": {k: s.metadata() for k, s in sets.items()},
             "samples_per_split": opts.samples,
             "by_group_size": per_size,
+            "flagged_strategies": _merge_flags(outputs),
         }
         return Results(
             runs=runs,

@@ -30,6 +30,13 @@ description, its code and metadata.  On disk it is either
 
 Each class may set ``name``, ``description`` (else its docstring),
 ``attitude``, ``source`` and ``games``; unset ones inherit the set's values.
+Strategy code from files is **untrusted**: a set whose files hold code is
+read inside a sandbox worker (:mod:`mesa_dilemmas.agents.strategies.sandbox`)
+and the run gets only plain metadata back; its entries carry the module path
+and class name (``trusted=False``, ``cls=None``) and are only ever
+instantiated in a worker.  A set that is only a manifest of reference
+strategies is read in-process.  Files in the published format of paper 002's
+authors load the same way (:mod:`mesa_dilemmas.agents.strategies.published`).
 Sets are looked up by name among the bundled sets (``sets/`` next to this
 file) and the directories listed in ``MESA_DILEMMAS_STRATEGY_PATH``
 (``os.pathsep``-separated), or given by path.  The LLM pipeline that writes
@@ -61,10 +68,15 @@ BUNDLED_DIR = Path(__file__).parent / "sets"
 
 @dataclass(frozen=True)
 class StrategyEntry:
-    """One strategy of a set: a class, its parameters and its metadata."""
+    """One strategy of a set: a class, its parameters and its metadata.
+
+    Trusted entries (reference strategies, classes handed over in Python) have
+    ``cls``; untrusted ones (code from files) have ``module`` + ``class_name``
+    instead and run only in the sandbox.
+    """
 
     name: str
-    cls: type[Strategy]
+    cls: type[Strategy] | None
     params: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
     attitude: str | None = None
@@ -72,12 +84,43 @@ class StrategyEntry:
     games: tuple[str, ...] = ()
     set_name: str | None = None
     spec: str | None = None
+    #: file of the class (untrusted entries)
+    module: str | None = None
+    #: class name in ``module``
+    class_name: str | None = None
+    #: "native" (our Strategy interface) or "published" (paper 002's authors' interface)
+    interface: str = "native"
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the code may run in the run's own process (a class object was handed over)."""
+        return self.cls is not None
 
     def create(
         self, game: GameDescription, seed: tuple[int, tuple[int, ...]] | None = None
     ) -> Strategy:
         """A fresh instance for one match (``seed`` = (entropy, spawn key) of its generator)."""
+        if self.cls is None:
+            raise RuntimeError(
+                f"strategy {self.name!r} is untrusted code from {self.module}; it runs only in the sandbox"
+            )
         return self.cls.create(game, seed, self.params)
+
+    def ref(self) -> dict[str, Any]:
+        """How a sandbox worker rebuilds this entry (plain data)."""
+        if self.spec is not None:
+            return {"spec": self.spec, "params": dict(self.params)}
+        if self.cls is not None:
+            return {
+                "cls": f"{self.cls.__module__}:{self.cls.__qualname__}",
+                "params": dict(self.params),
+            }
+        return {
+            "module": self.module,
+            "class": self.class_name,
+            "interface": self.interface,
+            "params": dict(self.params),
+        }
 
     @property
     def label(self) -> str:
@@ -101,7 +144,11 @@ class StrategyEntry:
 
 @dataclass
 class StrategySet:
-    """A named, ordered collection of strategies with the set's metadata."""
+    """A named, ordered collection of strategies with the set's metadata.
+
+    ``problems`` lists what could not be loaded (a module that failed to
+    import, a class that could not be read); the rest of the set still loads.
+    """
 
     name: str
     entries: list[StrategyEntry]
@@ -110,6 +157,7 @@ class StrategySet:
     games: tuple[str, ...] = ()
     description: str = ""
     path: Path | None = None
+    problems: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -142,6 +190,7 @@ class StrategySet:
             "description": self.description,
             "size": len(self.entries),
             "path": None if self.path is None else str(self.path),
+            "load_problems": list(self.problems),
         }
 
 
@@ -153,6 +202,9 @@ def _import_path(path: Path) -> ModuleType:
     module_name = f"mesa_dilemmas._strategy_sets.m{digest}_{path.stem}"
     if module_name in sys.modules:
         return sys.modules[module_name]
+    from mesa_dilemmas.agents.strategies.published import install_shims
+
+    install_shims()
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import strategy module {path}")
@@ -167,7 +219,7 @@ def _import_path(path: Path) -> ModuleType:
 
 
 def _module_classes(module: ModuleType) -> list[type[Strategy]]:
-    return [
+    native = [
         obj
         for obj in vars(module).values()
         if inspect.isclass(obj)
@@ -175,6 +227,22 @@ def _module_classes(module: ModuleType) -> list[type[Strategy]]:
         and obj.__module__ == module.__name__
         and "act" in vars(obj)
     ]
+    if native:
+        return native
+    from mesa_dilemmas.agents.strategies.published import published_classes
+
+    return published_classes(module)
+
+
+def _import_classes(file: Path, problems: list[str] | None) -> list[type[Strategy]]:
+    """The strategy classes of one file; with ``problems`` given, a failing import is noted, not raised."""
+    if problems is None:
+        return _module_classes(_import_path(file))
+    try:
+        return _module_classes(_import_path(file))
+    except BaseException as exc:  # noqa: BLE001 - runs in a sandbox worker: every failure is a finding
+        problems.append(f"{file.name}: import failed: {type(exc).__name__}: {exc}"[:500])
+        return []
 
 
 def _entry_from_class(
@@ -183,14 +251,15 @@ def _entry_from_class(
     o = dict(overrides or {})
     doc = inspect.getdoc(cls) or ""
     return StrategyEntry(
-        name=o.get("name") or cls.name or cls.__name__,
-        cls=cls,
+        name=o.get("name") or getattr(cls, "name", None) or cls.__name__,
+        cls=cls,  # type: ignore[arg-type]  # a published-format class in a worker
         params=dict(o.get("params") or {}),
-        description=o.get("description") or cls.description or doc,
-        attitude=o.get("attitude") or cls.attitude or set_meta.get("attitude"),
-        source=o.get("source") or cls.source or set_meta.get("source"),
-        games=tuple(o.get("games") or cls.games or set_meta.get("games") or ()),
+        description=o.get("description") or getattr(cls, "description", None) or doc,
+        attitude=o.get("attitude") or getattr(cls, "attitude", None) or set_meta.get("attitude"),
+        source=o.get("source") or getattr(cls, "source", None) or set_meta.get("source"),
+        games=tuple(o.get("games") or getattr(cls, "games", ()) or set_meta.get("games") or ()),
         set_name=set_meta.get("name"),
+        interface="native" if issubclass(cls, Strategy) else "published",
     )
 
 
@@ -202,7 +271,7 @@ def _check_unique(name: str, entries: Sequence[StrategyEntry]) -> None:
         seen.add(e.name)
 
 
-def _load_directory(path: Path) -> StrategySet:
+def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySet:
     manifest_path = path / MANIFEST
     try:
         meta = tomllib.loads(manifest_path.read_text())
@@ -223,7 +292,7 @@ def _load_directory(path: Path) -> StrategySet:
     )
     classes: dict[str, type[Strategy]] = {}
     for file in module_files:
-        for cls in _module_classes(_import_path(file)):
+        for cls in _import_classes(file, problems):
             classes.setdefault(cls.__name__, cls)
     listed = meta.get("strategies", [])
     entries: list[StrategyEntry] = []
@@ -274,18 +343,36 @@ def _load_directory(path: Path) -> StrategySet:
         games=meta["games"],
         description=meta.get("description", ""),
         path=path,
+        problems=problems if problems is not None else [],
     )
 
 
-def _load_module(path: Path) -> StrategySet:
-    module = _import_path(path)
+def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
+    try:
+        module = _import_path(path)
+    except BaseException as exc:  # noqa: BLE001 - see _import_classes
+        if problems is None:
+            raise
+        problems.append(f"{path.name}: import failed: {type(exc).__name__}: {exc}"[:500])
+        module = ModuleType(path.stem)
     meta = {
         "name": getattr(module, "NAME", path.stem),
         "source": getattr(module, "SOURCE", None),
         "attitude": getattr(module, "ATTITUDE", None),
         "games": tuple(getattr(module, "GAMES", ())),
     }
-    entries = [_entry_from_class(cls, meta) for cls in _module_classes(module)]
+    classes = _module_classes(module) if module.__dict__.get("__file__") else []
+    entries = [_entry_from_class(cls, meta) for cls in classes]
+    from mesa_dilemmas.agents.strategies.published import read_descriptions
+
+    described = read_descriptions(path)
+    if described:
+        entries = [
+            StrategyEntry(**{**e.__dict__, "description": described[e.name]})
+            if e.name in described
+            else e
+            for e in entries
+        ]
     _check_unique(meta["name"], entries)
     return StrategySet(
         name=meta["name"],
@@ -293,8 +380,9 @@ def _load_module(path: Path) -> StrategySet:
         source=meta["source"],
         attitude=meta["attitude"],
         games=meta["games"],
-        description=getattr(module, "DESCRIPTION", inspect.getdoc(module) or ""),
+        description=getattr(module, "DESCRIPTION", None) or inspect.getdoc(module) or "",
         path=path,
+        problems=problems if problems is not None else [],
     )
 
 
@@ -334,14 +422,150 @@ def resolve_set_path(ref: str | Path) -> Path:
     return found.resolve()
 
 
+def _has_code(path: Path) -> bool:
+    """Whether loading the set would execute code from its files."""
+    if not path.is_dir():
+        return True
+    try:
+        meta = tomllib.loads((path / MANIFEST).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    if "modules" in meta:
+        return bool(meta["modules"])
+    return any(p.name != "__init__.py" for p in path.glob("*.py"))
+
+
 @lru_cache(maxsize=64)
 def _load_cached(path: Path) -> StrategySet:
-    return _load_directory(path) if path.is_dir() else _load_module(path)
+    if not _has_code(path):
+        return _load_directory(path)
+    from mesa_dilemmas.agents.strategies.sandbox import describe_set
+
+    return describe_set(path)
 
 
 def load_strategy_set(ref: str | Path) -> StrategySet:
-    """Load a strategy set by name or path (cached per process)."""
-    return _load_cached(resolve_set_path(ref))
+    """Load a strategy set by name or path (cached per process).
+
+    Code in the set's files runs only in a sandbox worker.  A set that yields
+    no strategy at all is an error that says why.
+    """
+    path = resolve_set_path(ref)
+    strategy_set = _load_cached(path)
+    if not strategy_set.entries:
+        why = "; ".join(strategy_set.problems) or (
+            "no Strategy subclass with an act() method and no published-format class was found"
+        )
+        raise ValueError(f"strategy set {str(ref)!r} ({path}) has no strategies: {why}")
+    return strategy_set
+
+
+# -- the sandbox's side of loading ------------------------------------------
+
+
+def set_description(path: Path) -> dict[str, Any]:
+    """Load a set in *this* process (a sandbox worker) and describe it as plain data."""
+    problems: list[str] = []
+    s = _load_directory(path, problems) if path.is_dir() else _load_module(path, problems)
+    entries = []
+    for e in s.entries:
+        item: dict[str, Any] = {
+            "name": e.name,
+            "params": dict(e.params),
+            "description": e.description,
+            "attitude": e.attitude,
+            "source": e.source,
+            "games": list(e.games),
+            "set_name": e.set_name,
+            "spec": e.spec,
+            "interface": e.interface,
+        }
+        if e.spec is None and e.cls is not None:
+            item["module"] = str(Path(inspect.getfile(e.cls)).resolve())
+            item["class"] = e.cls.__name__
+        entries.append(item)
+    meta = s.metadata()
+    meta["entries"] = entries
+    meta["problems"] = s.problems
+    return meta
+
+
+def _text(value: Any, field_name: str, limit: int = 100_000, optional: bool = True) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"sandbox answer: {field_name} is not text")
+    return value[:limit]
+
+
+def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
+    """The run's side: rebuild a set from a worker's description, checking every field."""
+    entries: list[StrategyEntry] = []
+    files = {str(path)} if path.is_file() else {str(p.resolve()) for p in path.glob("*.py")}
+    for item in meta.get("entries", []):
+        if not isinstance(item, dict):
+            raise ValueError("sandbox answer: an entry is not an object")
+        params = item.get("params") or {}
+        if not isinstance(params, dict):
+            raise ValueError("sandbox answer: params is not an object")
+        common = {
+            "name": _text(item.get("name"), "name", 200, optional=False),
+            "description": _text(item.get("description") or "", "description") or "",
+            "attitude": _text(item.get("attitude"), "attitude", 200),
+            "source": _text(item.get("source"), "source", 200),
+            "games": tuple(_text(g, "games", 100) or "" for g in item.get("games") or ()),
+            "set_name": _text(item.get("set_name"), "set_name", 200),
+        }
+        if item.get("spec") is not None:
+            entry = StrategyEntry.reference(str(item["spec"]), **common)
+            if params:
+                entry = StrategyEntry(**{**entry.__dict__, "params": {**entry.params, **params}})
+        else:
+            module = _text(item.get("module"), "module", 4096)
+            if module not in files:
+                raise ValueError(f"sandbox answer: class file {module!r} is not part of the set")
+            entry = StrategyEntry(
+                cls=None,
+                params=params,
+                module=module,
+                class_name=_text(item.get("class"), "class", 200, optional=False),
+                interface="published" if item.get("interface") == "published" else "native",
+                **common,  # type: ignore[arg-type]
+            )
+        entries.append(entry)
+    name = _text(meta.get("name"), "name", 200) or path.stem
+    _check_unique(name, entries)
+    return StrategySet(
+        name=name,
+        entries=entries,
+        source=_text(meta.get("source"), "source", 200),
+        attitude=_text(meta.get("attitude"), "attitude", 200),
+        games=tuple(_text(g, "games", 100) or "" for g in meta.get("games") or ()),
+        description=_text(meta.get("description") or "", "description") or "",
+        path=path,
+        problems=[_text(p, "problems", 1000) or "" for p in meta.get("problems") or []],
+    )
+
+
+def entry_class(ref: Mapping[str, Any]) -> tuple[type[Strategy], dict[str, Any]]:
+    """In a sandbox worker: the class and parameters an entry's :meth:`StrategyEntry.ref` names."""
+    params = dict(ref.get("params") or {})
+    if ref.get("spec") is not None:
+        cls, base = reference_params(ref["spec"])
+        return cls, {**base, **params}
+    if ref.get("cls") is not None:
+        mod, _, qual = ref["cls"].partition(":")
+        obj: Any = importlib.import_module(mod)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+        return obj, params
+    module = _import_path(Path(ref["module"]))
+    cls = getattr(module, ref["class"])
+    if ref.get("interface") == "published":
+        from mesa_dilemmas.agents.strategies.published import adapt
+
+        cls = adapt(cls)
+    return cls, params
 
 
 def resolve_strategy(spec: str) -> StrategyEntry:

@@ -48,5 +48,11 @@ class StrategyPolicy(Policy):
 
 
 def build_strategy_policy(spec: str, **_: Any) -> StrategyPolicy:
-    """The ``strategy`` policy kind of a population: ``spec`` is a strategy spec."""
-    return StrategyPolicy(spec)
+    """The ``strategy`` policy kind of a population: ``spec`` names a built-in strategy.
+
+    Strategy code from files is untrusted and runs only in the sandbox, which the binary games
+    drive themselves (they resolve ``strategy`` groups before this kind is asked)."""
+    entry = resolve_strategy(spec)
+    if not entry.trusted:
+        raise ValueError(f"strategy {spec!r} is code from a file: only the binary games play it (sandboxed)")
+    return StrategyPolicy(entry)

@@ -1,0 +1,114 @@
+"""How the run and a sandbox worker talk: length-prefixed JSON headers and raw numpy arrays.
+
+Nothing that crosses the pipe is ever unpickled: a worker runs untrusted code,
+so everything it sends back is parsed as data and checked (dtype from a short
+list, shape against byte count, total size bounded) before the run uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from typing import Any
+
+import numpy as np
+
+#: dtypes an array in a message may have
+DTYPES = {
+    "bool": np.bool_,
+    "int8": np.int8,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float64": np.float64,
+}
+_LEN = struct.Struct("<Q")
+#: largest message the run accepts from a worker (bytes)
+MAX_MESSAGE = 1 << 30
+
+
+class ProtocolError(RuntimeError):
+    """A message was malformed (from a worker: treated like a crashed worker)."""
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
+    """Write one message: header JSON (with the arrays' layout), then the arrays' bytes."""
+    blobs = []
+    layout = []
+    for name, arr in (arrays or {}).items():
+        a = np.ascontiguousarray(arr)
+        if a.dtype.name not in DTYPES:
+            raise ProtocolError(f"array {name!r}: dtype {a.dtype} cannot be sent")
+        layout.append([name, a.dtype.name, list(a.shape)])
+        blobs.append(a.tobytes())
+    head = json.dumps({**header, "__arrays__": layout}, separators=(",", ":")).encode()
+    sizes = b"".join(_LEN.pack(len(b)) for b in (head, *blobs))
+    _write_all(fd, _LEN.pack(len(blobs)) + sizes + head + b"".join(blobs))
+
+
+def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
+    parts = []
+    while n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("message not complete in time")
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise EOFError("pipe closed")
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def recv(
+    fd: int, max_bytes: int = MAX_MESSAGE, deadline: float | None = None
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Read one message (by ``deadline``, a ``time.monotonic()`` value, if given).
+
+    Raises ProtocolError if it is malformed or too large, EOFError if the pipe
+    closed, TimeoutError if the deadline passed.
+    """
+
+    def read(n: int) -> bytes:
+        return _read_exact(fd, n, deadline)
+
+    (count,) = _LEN.unpack(read(_LEN.size))
+    if count > 64:
+        raise ProtocolError(f"message claims {count} arrays")
+    sizes = [_LEN.unpack(read(_LEN.size))[0] for _ in range(count + 1)]
+    if sum(sizes) > max_bytes:
+        raise ProtocolError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
+    try:
+        header = json.loads(read(sizes[0]))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("header is not an object")
+    layout = header.pop("__arrays__", None)
+    if not isinstance(layout, list) or len(layout) != count:
+        raise ProtocolError("array layout does not match the message")
+    arrays: dict[str, np.ndarray] = {}
+    for item, size in zip(layout, sizes[1:], strict=True):
+        try:
+            name, dtype_name, shape = item
+            dtype = np.dtype(DTYPES[dtype_name])
+            shape = tuple(int(s) for s in shape)
+        except (KeyError, TypeError, ValueError):
+            raise ProtocolError(f"bad array description {item!r}") from None
+        if (
+            any(s < 0 for s in shape)
+            or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != size
+        ):
+            raise ProtocolError(f"array {name!r}: shape {shape} does not match {size} bytes")
+        arrays[str(name)] = np.frombuffer(read(size), dtype=dtype).reshape(shape)
+    return header, arrays

@@ -1,0 +1,129 @@
+"""A sandbox worker: ``python -m mesa_dilemmas.agents.strategies.sandbox.worker REQ RESP PROGRESS``.
+
+Started fresh by :class:`~mesa_dilemmas.agents.strategies.sandbox.pool.Sandbox`
+(never forked from the run), it
+
+1. reads its set-up message: the trusted modules to import and the handlers
+   (``"module:function"``) it will serve, and its limits;
+2. imports them, points file descriptor 1 at /dev/null and ``sys.stdout`` /
+   ``sys.stderr`` at bounded buffers, maps the shared progress page;
+3. confines itself (:func:`~mesa_dilemmas.agents.strategies.sandbox.confine.confine`)
+   and says which limits it applied;
+4. serves requests, one at a time, until its input closes.
+
+Handlers are resolved once, before any strategy code is loaded, so a strategy
+that rebinds module attributes cannot redirect later requests.
+"""
+
+from __future__ import annotations
+
+import io
+import mmap
+import os
+import resource
+import sys
+from importlib import import_module
+from typing import Any
+
+from mesa_dilemmas.agents.strategies.sandbox import protocol
+from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits, confine
+
+#: slots of the progress page (int64 each): what the worker is doing right now
+SLOT_SEAT, SLOT_ROUND, SLOT_PHASE = 0, 1, 2
+PROGRESS_SLOTS = 8
+#: phases: between requests, loading strategy code, building instances, playing
+IDLE, LOADING, BUILDING, PLAYING = 0, 1, 2, 3
+
+
+class BoundedText(io.TextIOBase):
+    """A text stream keeping the first ``limit`` characters written and counting the rest."""
+
+    def __init__(self, limit: int, progress: memoryview | None = None) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+        self.progress = progress
+        #: while a batch is played: seat -> [first round, characters written]
+        self.by_seat: dict[int, list[int]] | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: Any) -> int:
+        s = str(s)
+        if self.by_seat is not None and self.progress is not None:
+            seat = self.progress[SLOT_SEAT]
+            got = self.by_seat.setdefault(seat, [self.progress[SLOT_ROUND], 0])
+            got[1] += len(s)
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(s[:room])
+            self.kept += min(room, len(s))
+        self.dropped += max(0, len(s) - max(room, 0))
+        return len(s)
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n[... {self.dropped} more characters dropped]"
+        self.parts, self.kept, self.dropped = [], 0, 0
+        return text
+
+
+class WorkerContext:
+    """What a handler gets besides its request: the progress page, the output buffer, the limits."""
+
+    def __init__(self, progress: memoryview, output: BoundedText, limits: SandboxLimits) -> None:
+        self.progress = progress
+        self.output = output
+        self.limits = limits
+
+
+def main(argv: list[str]) -> int:
+    req_fd, resp_fd, prog_fd = (int(a) for a in argv[:3])
+    init, _ = protocol.recv(req_fd)
+    limits = SandboxLimits(**init["limits"])
+    for name in init.get("preload", []):
+        import_module(name)
+    handlers = {}
+    for key, target in init["handlers"].items():
+        module, _, func = target.partition(":")
+        handlers[key] = getattr(import_module(module), func)
+    page = mmap.mmap(prog_fd, PROGRESS_SLOTS * 8)
+    progress = memoryview(page).cast("q")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    output = BoundedText(limits.output_chars, progress)
+    sys.stdout = sys.stderr = output  # type: ignore[assignment]
+    keep = max(req_fd, resp_fd, prog_fd, 2) + 1
+    applied = confine(limits, keep)
+    ctx = WorkerContext(progress, output, limits)
+    protocol.send(resp_fd, {"ready": True, "applied": applied, "pid": os.getpid()})
+    while True:
+        try:
+            header, arrays = protocol.recv(req_fd)
+        except EOFError:
+            return 0
+        progress[SLOT_PHASE] = IDLE
+        handler = handlers.get(header.get("handler"))
+        try:
+            if handler is None:
+                raise ValueError(f"no handler {header.get('handler')!r}")
+            out_header, out_arrays = handler(header, arrays, ctx)
+        except BaseException as exc:  # noqa: BLE001 - reported to the run, never fatal here
+            out_header = {
+                "error": f"{type(exc).__name__}: {exc}"[:2000],
+                "progress": [int(progress[i]) for i in range(3)],
+            }
+            out_arrays = {}
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        out_header["cpu"] = usage.ru_utime + usage.ru_stime
+        out_header["output"] = output.take()
+        progress[SLOT_PHASE] = IDLE
+        protocol.send(resp_fd, out_header, out_arrays)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
