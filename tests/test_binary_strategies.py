@@ -227,7 +227,7 @@ class Wrong(Strategy):
 
 
 def test_operational_checks_flag_bad_strategies() -> None:
-    from mesa_dilemmas.agents.strategies.checks import check_strategy, check_strategy_set
+    from mesa_dilemmas.dilemmas.strategy_checks import check_strategy, check_strategy_set
 
     assert check_strategy(StrategyEntry.reference("gtft(0.5, 0.2)")) == []
     grabby = check_strategy(StrategyEntry(name="g", cls=Grabby), games=["public_goods"], sizes=[4])
