@@ -117,3 +117,21 @@ def test_asking_for_ray_without_it_installed_is_one_line_and_nothing_written(tmp
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "execution.backend: 'ray' needs Ray" in lines[0], result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "small"),
+    [
+        ("public_goods/self_play", ["options.samples=6", "options.group_sizes=[4,16]", "options.splits=3"]),
+        ("public_goods/cultural_evolution", ["options.runs=3", "options.population=32", "options.survivors=8", "options.group_sizes=[4]", "options.max_generations=5"]),
+    ],
+)  # fmt: skip
+def test_self_play_and_evolution_give_identical_results_locally_and_on_ray(
+    local_ray, tmp_path, scenario, small
+):
+    run_scenario(scenario, out_dir=tmp_path / "local", overrides=small, processes=2, progress=False)
+    run_scenario(scenario, out_dir=tmp_path / "ray", overrides=small, processes=2, progress=False,
+                 execution={"backend": "ray"})  # fmt: skip
+    local, on_ray = _read(tmp_path / "local"), _read(tmp_path / "ray")
+    pd.testing.assert_frame_equal(local[0], on_ray[0])
+    assert local[2] == on_ray[2]

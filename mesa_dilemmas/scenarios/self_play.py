@@ -20,9 +20,7 @@ do not depend on the number of processes.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -32,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
 from mesa_dilemmas.dilemmas.binary_game import DEFAULT_ROUNDS, MAX_PLAYERS, make_game, play_batch
+from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
 if TYPE_CHECKING:
@@ -63,39 +62,11 @@ def map_tasks(
     desc: str,
     costs: Sequence[float] | None = None,
 ) -> list[Any]:
-    """``[fn(t) for t in tasks]``, over ``processes`` spawned workers, results in task order.
-
-    Tasks are submitted costliest first (``costs``) so large ones do not
-    straggle at the end; the order of results never depends on scheduling.
-    """
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(tasks), desc=desc, disable=not progress, leave=False)
-    results: list[Any] = [None] * len(tasks)
-    try:
-        if processes <= 1 or len(tasks) <= 1:
-            for i, task in enumerate(tasks):
-                results[i] = fn(task)
-                bar.update()
-            return results
-        order = (
-            sorted(range(len(tasks)), key=lambda i: -costs[i])
-            if costs is not None
-            else range(len(tasks))
-        )
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(processes, len(tasks)), mp_context=ctx) as pool:
-            futures = {pool.submit(fn, tasks[i]): i for i in order}
-            try:
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    bar.update()
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)  # fail fast, not after every task
-                raise
-        return results
-    finally:
-        bar.close()
+    """``[fn(t) for t in tasks]`` on the run's execution backend (a local pool of ``processes``
+    spawned workers, or Ray), results in task order; costliest tasks first (``costs``)."""
+    return execution.map_tasks(
+        fn, tasks, processes=processes, progress=progress, desc=desc, costs=costs
+    )
 
 
 def prepare_sets(
