@@ -13,7 +13,12 @@ import pandas as pd
 
 from mesa_dilemmas.analysis.stats import TukeyResult, tukey_hsd, two_way_anova, welch_t
 
-ABLATIONS = {(True, True): "Full", (True, False): "OSL", (False, True): "OGD", (False, False): "Neither"}
+ABLATIONS = {
+    (True, True): "Full",
+    (True, False): "OSL",
+    (False, True): "OGD",
+    (False, False): "Neither",
+}
 PRIORS = {1.0: "altruistic", 0.5: "mixed", 0.0: "selfish"}
 ENVIRONMENTS = {0.2: "harsh", 0.6: "rich"}
 
@@ -23,7 +28,9 @@ def model_label(spec: Any) -> str:
 
 
 def condition(row: pd.Series) -> str:
-    return ABLATIONS[(bool(row.get("social_learning", True)), bool(row.get("group_decision", True)))]
+    return ABLATIONS[
+        (bool(row.get("social_learning", True)), bool(row.get("group_decision", True)))
+    ]
 
 
 def prepare(runs: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:
@@ -34,7 +41,9 @@ def prepare(runs: pd.DataFrame, defaults: dict[str, Any]) -> pd.DataFrame:
             frame[key] = defaults.get(key)
     frame["model"] = frame["llm"].map(model_label)
     frame["prior"] = frame["altruism_ratio"].map(lambda r: PRIORS.get(float(r), f"ratio {r:g}"))
-    frame["environment"] = frame["growth_rate"].map(lambda r: ENVIRONMENTS.get(float(r), f"r={r:g}"))
+    frame["environment"] = frame["growth_rate"].map(
+        lambda r: ENVIRONMENTS.get(float(r), f"r={r:g}")
+    )
     frame["condition"] = frame.apply(condition, axis=1)
     return frame
 
@@ -48,7 +57,9 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
 
 
-def analyse(runs: pd.DataFrame, steps: pd.DataFrame, defaults: dict[str, Any], every: int = 10) -> Analysis:
+def analyse(
+    runs: pd.DataFrame, steps: pd.DataFrame, defaults: dict[str, Any], every: int = 10
+) -> Analysis:
     frame = prepare(runs, defaults)
     out = Analysis()
     full = frame[frame["condition"] == "Full"]
@@ -71,14 +82,34 @@ def analyse(runs: pd.DataFrame, steps: pd.DataFrame, defaults: dict[str, Any], e
             other = frame[frame["condition"] == cond]["survival_time"]
             if len(other) > 1 and len(base) > 1:
                 res = welch_t(other, base)
-                rows.append({"comparison": f"{cond} vs Full", "prior": "all", "mean": res.mean_a,
-                             "mean_full": res.mean_b, "t": res.t, "df": res.df, "p": res.p})
+                rows.append(
+                    {
+                        "comparison": f"{cond} vs Full",
+                        "prior": "all",
+                        "mean": res.mean_a,
+                        "mean_full": res.mean_b,
+                        "t": res.t,
+                        "df": res.df,
+                        "p": res.p,
+                    }
+                )
             for prior, part in frame[frame["condition"] == cond].groupby("prior"):
-                ref = frame[(frame["condition"] == "Full") & (frame["prior"] == prior)]["survival_time"]
+                ref = frame[(frame["condition"] == "Full") & (frame["prior"] == prior)][
+                    "survival_time"
+                ]
                 if len(part) > 1 and len(ref) > 1:
                     res = welch_t(part["survival_time"], ref)
-                    rows.append({"comparison": f"{cond} vs Full", "prior": prior, "mean": res.mean_a,
-                                 "mean_full": res.mean_b, "t": res.t, "df": res.df, "p": res.p})
+                    rows.append(
+                        {
+                            "comparison": f"{cond} vs Full",
+                            "prior": prior,
+                            "mean": res.mean_a,
+                            "mean_full": res.mean_b,
+                            "t": res.t,
+                            "df": res.df,
+                            "p": res.p,
+                        }
+                    )
         out.welch = pd.DataFrame(rows)
     out.norms = norm_timeline(steps, frame, every)
     return out
@@ -88,14 +119,26 @@ def norm_timeline(steps: pd.DataFrame, frame: pd.DataFrame, every: int = 10) -> 
     """The shared policy at steps 0, every, 2*every, ... of the first replication of each cell (Table 4)."""
     if steps is None or "shared_policy" not in steps.columns:
         return None
-    first = frame.sort_values("iteration").groupby(["model", "environment", "prior", "condition"]).head(1)
+    first = (
+        frame.sort_values("iteration")
+        .groupby(["model", "environment", "prior", "condition"])
+        .head(1)
+    )
     rows = []
     for run in first.itertuples():
         seq = steps[steps["RunId"] == run.RunId].set_index("Step")["shared_policy"]
         for step in range(0, int(seq.index.max()) + 1, every):
             if step in seq.index:
-                rows.append({"model": run.model, "environment": run.environment, "prior": run.prior,
-                             "condition": run.condition, "step": step, "shared_policy": seq.loc[step]})
+                rows.append(
+                    {
+                        "model": run.model,
+                        "environment": run.environment,
+                        "prior": run.prior,
+                        "condition": run.condition,
+                        "step": step,
+                        "shared_policy": seq.loc[step],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -109,27 +152,50 @@ def write(analysis: Analysis, out_dir: Path) -> list[Path]:
         path = out_dir / f"anova_{env}.csv"
         table.to_csv(path)
         paths.append(path)
-        digest["anova"][env] = json.loads(table.reset_index(names="effect").to_json(orient="records"))
-        lines += [f"## Two-way ANOVA of survival time ({env} environment)", "", table.round(4).to_markdown(), ""]
+        digest["anova"][env] = json.loads(
+            table.reset_index(names="effect").to_json(orient="records")
+        )
+        lines += [
+            f"## Two-way ANOVA of survival time ({env} environment)",
+            "",
+            table.round(4).to_markdown(),
+            "",
+        ]
     for env, tukey in analysis.tukey.items():
         path = out_dir / f"tukey_{env}.csv"
         tukey.table.to_csv(path, index=False)
         paths.append(path)
         digest["tukey_letters"][env] = tukey.letters
         letters = ", ".join(f"{k}: {v}" for k, v in tukey.letters.items())
-        lines += [f"## Tukey HSD over models ({env})", "", tukey.table.to_markdown(index=False), "",
-                  f"Compact letters (shared letter = not different at 0.05): {letters}", ""]
+        lines += [
+            f"## Tukey HSD over models ({env})",
+            "",
+            tukey.table.to_markdown(index=False),
+            "",
+            f"Compact letters (shared letter = not different at 0.05): {letters}",
+            "",
+        ]
     if analysis.welch is not None and not analysis.welch.empty:
         path = out_dir / "welch_ablations.csv"
         analysis.welch.to_csv(path, index=False)
         paths.append(path)
         digest["welch"] = json.loads(analysis.welch.to_json(orient="records"))
-        lines += ["## Ablations: Welch t-tests against Full", "", analysis.welch.round(4).to_markdown(index=False), ""]
+        lines += [
+            "## Ablations: Welch t-tests against Full",
+            "",
+            analysis.welch.round(4).to_markdown(index=False),
+            "",
+        ]
     if analysis.norms is not None and not analysis.norms.empty:
         path = out_dir / "group_norms.csv"
         analysis.norms.to_csv(path, index=False)
         paths.append(path)
-        lines += ["## Group norms adopted over time (Table 4)", "", analysis.norms.to_markdown(index=False), ""]
+        lines += [
+            "## Group norms adopted over time (Table 4)",
+            "",
+            analysis.norms.to_markdown(index=False),
+            "",
+        ]
     if analysis.notes:
         lines += ["## Notes", "", *[f"- {n}" for n in analysis.notes], ""]
     report = out_dir / "analysis.md"

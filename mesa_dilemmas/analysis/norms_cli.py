@@ -14,7 +14,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("run_dir", help="a finished run directory of a fishery scenario")
     p.add_argument("--out", help="where to write the tables (default RUN_DIR/analysis)")
-    p.add_argument("--every", type=int, default=10, help="steps between rows of the group-norm table")
+    p.add_argument(
+        "--every", type=int, default=10, help="steps between rows of the group-norm table"
+    )
     p.set_defaults(func=run)
 
 

@@ -39,7 +39,9 @@ def tukey_hsd(data: pd.DataFrame, value: str, group: str, alpha: float = 0.05) -
     from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
     frame = data[[value, group]].dropna()
-    result = pairwise_tukeyhsd(frame[value].to_numpy(float), frame[group].astype(str).to_numpy(), alpha=alpha)
+    result = pairwise_tukeyhsd(
+        frame[value].to_numpy(float), frame[group].astype(str).to_numpy(), alpha=alpha
+    )
     table = pd.DataFrame(result.summary().data[1:], columns=result.summary().data[0])
     table = table.rename(columns={"p-adj": "p_adj"})
     means = frame.groupby(frame[group].astype(str))[value].mean()
@@ -62,8 +64,11 @@ def compact_letters(means: dict[str, float], different: set[frozenset[str]]) -> 
             else:
                 new_columns.append(col)
         # absorb: drop columns contained in another
-        columns = [c for i, c in enumerate(new_columns)
-                   if c and not any(i != j and c < d for j, d in enumerate(new_columns))]
+        columns = [
+            c
+            for i, c in enumerate(new_columns)
+            if c and not any(i != j and c < d for j, d in enumerate(new_columns))
+        ]
         columns = [set(c) for c in dict.fromkeys(frozenset(c) for c in columns)]
     order = {g: i for i, g in enumerate(groups)}
     columns.sort(key=lambda c: (min(order[g] for g in c), -len(c)))
@@ -95,5 +100,11 @@ def welch_t(a: np.ndarray | pd.Series, b: np.ndarray | pd.Series) -> WelchResult
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     res = stats.ttest_ind(x, y, equal_var=False)
     vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
-    df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1)) if vx + vy > 0 else float("nan")
-    return WelchResult(float(x.mean()), float(y.mean()), float(res.statistic), float(df), float(res.pvalue))
+    df = (
+        (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
+        if vx + vy > 0
+        else float("nan")
+    )
+    return WelchResult(
+        float(x.mean()), float(y.mean()), float(res.statistic), float(df), float(res.pvalue)
+    )

@@ -1,0 +1,73 @@
+"""Local process pool vs Ray, side by side, on the same experiments and the same machine.
+
+    python benchmarks/bench_backends.py [--replications 5] [--samples 60]
+
+Runs the fishery beta x r sweep (``fishery/beta_growth_sweep``, 63 cells) and a public-goods
+self-play (``public_goods/self_play``) with ``local`` at 1 and 2 processes and ``ray`` at 1 and
+2 workers (a local Ray instance started per run, as ``mesa-dilemmas run --backend ray`` does),
+checks that every configuration produced the same ``runs.parquet``, and prints wall time,
+runs/s and each configuration's time relative to the local pool with the same worker count.
+Ray's start-up (a few seconds) is inside the wall time, as a user meets it; the "warm" column
+subtracts the time of starting and stopping an idle local Ray instance, measured separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from mesa_dilemmas.scenarios.runner import run_scenario
+
+CONFIGS = [("local", 1), ("local", 2), ("ray", 1), ("ray", 2)]
+
+
+def ray_startup_seconds(workers: int) -> float:
+    import ray
+
+    started = time.perf_counter()
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.get(ray.remote(lambda: 1).remote())
+    ray.shutdown()
+    return time.perf_counter() - started
+
+
+def bench(name: str, overrides: list[str], root: Path) -> None:
+    print(f"\n{name} ({' '.join(overrides)})")
+    print(f"{'backend':>8} {'workers':>7} {'runs':>6} {'wall s':>8} {'runs/s':>8} {'warm s':>8} {'vs local':>9}")
+    frames, walls = {}, {}
+    for backend, workers in CONFIGS:
+        out = root / f"{name.replace('/', '-')}-{backend}-{workers}"
+        started = time.perf_counter()
+        run_scenario(name, out_dir=out, overrides=overrides, processes=workers, progress=False,
+                     execution={"backend": backend})  # fmt: skip
+        wall = time.perf_counter() - started
+        runs = pd.read_parquet(out / "runs.parquet")
+        frames[backend, workers] = runs
+        warm = wall - ray_startup_seconds(workers) if backend == "ray" else wall
+        walls[backend, workers] = warm
+        ratio = warm / walls["local", workers] if backend == "ray" else 1.0
+        print(f"{backend:>8} {workers:>7} {len(runs):>6} {wall:>8.2f} {len(runs) / wall:>8.1f} "
+              f"{warm:>8.2f} {ratio:>8.2f}x")  # fmt: skip
+    reference = frames["local", 1]
+    for key, frame in frames.items():
+        pd.testing.assert_frame_equal(reference, frame, obj=f"runs of {key}")
+    print("  identical runs.parquet in every configuration")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replications", type=int, default=5)
+    parser.add_argument("--samples", type=int, default=60)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bench("fishery/beta_growth_sweep", [f"replications={args.replications}"], root)
+        bench("public_goods/self_play", [f"options.samples={args.samples}"], root)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""``mesa-dilemmas reproduce``: every bundled paper experiment that needs no paid provider, run
+and judged claim by claim, into one report (``reproduction.md``).
+
+An :class:`Experiment` is a bundled scenario with the sizes of each mode (``tiny`` for the
+test of the report's structure, ``quick`` for about five minutes on two cores, ``full`` for
+the scenario as bundled); a :class:`Claim` is one statement of a paper, paraphrased with its
+section or figure, and a function that reads the experiment's run directory and returns our
+number, its uncertainty, the test used and a verdict.  The claims live in
+:mod:`mesa_dilemmas.analysis.claims`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+Mode = Literal["tiny", "quick", "full"]
+Status = Literal["reproduced", "partly", "not reproduced", "not run"]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A bundled scenario and its sizes per mode (``--set`` overrides; full = as bundled)."""
+
+    key: str
+    scenario: str
+    tiny: Sequence[str]
+    quick: Sequence[str]
+    full: Sequence[str] = ()
+
+    def overrides(self, mode: Mode) -> list[str]:
+        return list({"tiny": self.tiny, "quick": self.quick, "full": self.full}[mode])
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Our number, with its uncertainty, how it was tested, and what that means for the claim."""
+
+    ours: str
+    test: str
+    status: Status
+    uncertainty: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    paper: str  # "003"
+    where: str  # "Sec. 4.1, Fig. 2"
+    statement: str  # the paper's claim, paraphrased
+    experiment: str  # Experiment.key
+    judge: Callable[[Path], Verdict]
+    figures: Sequence[str] = ()
+
+
+@dataclass
+class Outcome:
+    claim: Claim
+    verdict: Verdict
+    run_dir: Path | None
+
+
+@dataclass
+class Report:
+    mode: Mode
+    outcomes: list[Outcome] = field(default_factory=list)
+    runs: dict[str, tuple[Path, list[str], float]] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+
+
+def run_experiments(
+    experiments: Sequence[Experiment],
+    claims: Sequence[Claim],
+    mode: Mode,
+    out: Path,
+    progress: bool,
+) -> Report:
+    """Run every experiment some claim needs, then judge every claim."""
+    from mesa_dilemmas.scenarios.runner import run_scenario
+
+    report = Report(mode)
+    needed = {c.experiment for c in claims}
+    for exp in experiments:
+        if exp.key not in needed:
+            continue
+        run_dir = out / "runs" / exp.key
+        overrides = exp.overrides(mode)
+        started = time.perf_counter()
+        if progress:
+            print(f"reproduce: {exp.key} ({exp.scenario} {' '.join(overrides)})", flush=True)
+        run_scenario(exp.scenario, out_dir=run_dir, overrides=overrides, progress=False)
+        report.runs[exp.key] = (run_dir, overrides, time.perf_counter() - started)
+    for claim in claims:
+        run = report.runs.get(claim.experiment)
+        warnings.filterwarnings(
+            "ignore", module="scipy"
+        )  # constant input at tiny sizes: reported as n/a
+        if run is None:
+            report.outcomes.append(Outcome(claim, Verdict("-", "-", "not run"), None))
+            continue
+        try:
+            verdict = claim.judge(run[0])
+        except Exception as exc:  # noqa: BLE001 - a claim that cannot be judged is reported, not fatal
+            verdict = Verdict(
+                f"could not be evaluated: {type(exc).__name__}: {exc}", "-", "not run"
+            )
+        report.outcomes.append(Outcome(claim, verdict, run[0]))
+    return report
+
+
+def draw_figures(report: Report, out: Path) -> dict[str, list[str]]:
+    """Each experiment's scenario figures, drawn into its run directory (paths relative to out)."""
+    from mesa_dilemmas.viz.figures import render_figures
+
+    drawn: dict[str, list[str]] = {}
+    for key, (run_dir, _, _) in report.runs.items():
+        try:
+            paths = render_figures(run_dir)
+        except Exception as exc:  # noqa: BLE001 - a figure that fails is noted, the report stands
+            drawn[key] = [f"(figure failed: {exc})"]
+            continue
+        drawn[key] = [str(Path(p).relative_to(out)) for p in paths]
+    return drawn
+
+
+PAPERS = {
+    "001": "Slumbers, Leibo, Janssen — Port of Mars with LLM players",
+    "002": "Willis et al. — collective behaviour of hundreds of LLM agents",
+    "003": "Gupta et al. — social learning and collective norm formation",
+}
+
+
+def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Path:
+    """``out/reproduction.md`` and ``out/reproduction.json``."""
+    counts = pd.Series([o.verdict.status for o in report.outcomes]).value_counts().to_dict()
+    lines = [
+        "# Reproduction report",
+        "",
+        f"Generated by `mesa-dilemmas reproduce --{report.mode}` on "
+        f"{datetime.fromtimestamp(report.started, UTC).strftime('%Y-%m-%d %H:%M UTC')} "
+        f"in {time.time() - report.started:.0f} s.",
+        "",
+        _mode_note(report.mode),
+        "",
+        "Verdicts: " + ", ".join(f"**{k}** {v}" for k, v in sorted(counts.items())) + ".",
+        "",
+        "Claims are the papers' findings in our words, with the section or figure they come from.",
+        "Only experiments that need no paid provider run here: the rule-based validations of paper",
+        "003, the binary games' self-play and cultural evolution on the bundled reference strategy",
+        "sets (paper 002), and Port of Mars with rule players (paper 001). LLM experiments need a",
+        "provider or a bundled recording and are listed as not run.",
+        "",
+    ]
+    for paper, title in PAPERS.items():
+        outcomes = [o for o in report.outcomes if o.claim.paper == paper]
+        if not outcomes:
+            continue
+        lines += [
+            f"## Paper {paper}: {title}",
+            "",
+            "| where | claim | ours | test | verdict |",
+            "|---|---|---|---|---|",
+        ]
+        for o in outcomes:
+            v = o.verdict
+            ours = v.ours + (f" ({v.uncertainty})" if v.uncertainty else "")
+            lines.append(
+                f"| {o.claim.where} | {o.claim.statement} | {ours} | {v.test} | **{v.status}** |"
+            )
+        lines.append("")
+    lines += ["## Runs", "", "| experiment | sizes | wall time | figures |", "|---|---|---|---|"]
+    for key, (_run_dir, overrides, wall) in report.runs.items():
+        figs = ", ".join(
+            f"[{Path(f).name}]({f})" if not f.startswith("(") else f for f in figures.get(key, [])
+        )
+        lines.append(f"| `{key}` | {' '.join(overrides) or 'as bundled'} | {wall:.0f} s | {figs} |")
+    lines.append("")
+    path = out / "reproduction.md"
+    path.write_text("\n".join(lines))
+    (out / "reproduction.json").write_text(
+        json.dumps(
+            {
+                "mode": report.mode,
+                "claims": [
+                    {"paper": o.claim.paper, "where": o.claim.where, "statement": o.claim.statement,
+                     "experiment": o.claim.experiment, "ours": o.verdict.ours,
+                     "uncertainty": o.verdict.uncertainty, "test": o.verdict.test, "status": o.verdict.status}
+                    for o in report.outcomes
+                ],
+                "runs": {k: {"dir": str(v[0]), "overrides": v[1], "wall_s": round(v[2], 1)} for k, v in report.runs.items()},
+            },
+            indent=2,
+        )
+    )  # fmt: skip
+    return path
+
+
+def _mode_note(mode: Mode) -> str:
+    if mode == "full":
+        return "Mode **full**: every experiment at the size its bundled scenario has."
+    if mode == "quick":
+        return (
+            "Mode **quick**: reduced replications and samples (listed per run below), so the "
+            "uncertainties are wider than a full run's; the verdicts use the same tests."
+        )
+    return "Mode **tiny**: a structural check of the report only; the numbers mean nothing."
+
+
+# -- small statistics helpers the claims share ------------------------------------------------
+
+
+def fmt(x: float, digits: int = 2) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{x:.{digits}f}"
+
+
+def p_text(p: float) -> str:
+    return "p n/a" if not math.isfinite(p) else (f"p = {p:.2g}" if p >= 1e-4 else "p < 1e-4")
+
+
+def direction(effect: float, p: float, *, alpha: float = 0.05, expected_sign: int = 1) -> Status:
+    """Reproduced when the effect has the expected sign and is significant; partly when the
+    sign is right but the test is not significant; not reproduced otherwise."""
+    if not math.isfinite(effect) or effect == 0:
+        return "not reproduced"
+    if (effect > 0) != (expected_sign > 0):
+        return "not reproduced"
+    return "reproduced" if math.isfinite(p) and p < alpha else "partly"
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def cmd_reproduce(args: object) -> int:
+    from mesa_dilemmas.analysis.claims import CLAIMS, EXPERIMENTS
+    from mesa_dilemmas.scenarios.config import ConfigError
+
+    mode: Mode = "full" if args.full else "tiny" if args.tiny else "quick"  # type: ignore[attr-defined]
+    out = Path(
+        args.out or f"runs/reproduction-{mode}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    )  # type: ignore[attr-defined]
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"--out {out}: directory exists and is not empty")
+    only = set(args.only or [])  # type: ignore[attr-defined]
+    claims = [c for c in CLAIMS if not only or c.experiment in only or c.paper in only]
+    if not claims:
+        raise ConfigError(f"--only: no claim matches {sorted(only)}")
+    out.mkdir(parents=True, exist_ok=True)
+    report = run_experiments(EXPERIMENTS, claims, mode, out, progress=not args.no_progress)  # type: ignore[attr-defined]
+    figures = {} if mode == "tiny" else draw_figures(report, out)
+    path = write_report(report, out, figures)
+    counts = pd.Series([o.verdict.status for o in report.outcomes]).value_counts().to_dict()
+    print(f"{path}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 0
+
+
+def register(sub: object) -> None:
+    p = sub.add_parser(  # type: ignore[attr-defined]
+        "reproduce",
+        help="run every bundled paper experiment that needs no paid provider; write reproduction.md",
+    )
+    size = p.add_mutually_exclusive_group()
+    size.add_argument(
+        "--quick", action="store_true", help="reduced sizes, about 5 minutes on 2 cores (default)"
+    )
+    size.add_argument(
+        "--full", action="store_true", help="every experiment at its bundled size (hours)"
+    )
+    size.add_argument(
+        "--tiny", action="store_true", help="a structural smoke run (seconds; numbers mean nothing)"
+    )
+    p.add_argument("--out", help="report directory (default runs/reproduction-<mode>-<timestamp>)")
+    p.add_argument(
+        "--only",
+        nargs="*",
+        metavar="KEY",
+        help="only these experiments (e.g. shock pom_svo) or papers (003)",
+    )
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_reproduce)
