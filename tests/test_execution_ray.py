@@ -15,6 +15,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 
 import ray_tasks  # noqa: E402
+from llm_servers.wire import WireServer  # noqa: E402
 
 from mesa_dilemmas.scenarios import execution  # noqa: E402
 from mesa_dilemmas.scenarios.execution import ExecutionSettings, TaskFailed  # noqa: E402
@@ -135,3 +136,59 @@ def test_self_play_and_evolution_give_identical_results_locally_and_on_ray(
     local, on_ray = _read(tmp_path / "local"), _read(tmp_path / "ray")
     pd.testing.assert_frame_equal(local[0], on_ray[0])
     assert local[2] == on_ray[2]
+
+
+LLM_SCENARIO = """
+game = "fishery"
+seed = 3
+replications = 4
+max_steps = 2
+[params]
+n_agents = 4
+llm_agents = 4
+llm = "openai:test-model@{url}/v1"
+[llm]
+max_tokens = 32
+[llm.providers.openai]
+max_concurrency = {k}
+"""
+
+
+def _llm_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MESA_DILEMMAS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.delenv("MESA_DILEMMAS_LLM_RUN", raising=False)
+
+
+def test_llm_limits_hold_across_every_ray_worker(tmp_path, monkeypatch):
+    """Runs of four LLM villagers on two workers put up to 2 x K calls in flight when each
+    process keeps its own limit (the local pool, shown first); on Ray the gate holds K = 2 for
+    the whole run, and the server never sees more."""
+    _llm_env(tmp_path, monkeypatch)
+    with WireServer(latency_s=0.1) as server:
+        scenario = tmp_path / "s.toml"
+        scenario.write_text(LLM_SCENARIO.format(url=server.url, k=2))
+        run_scenario(str(scenario), out_dir=tmp_path / "local", processes=2, progress=False)
+        assert server.state.peak_in_flight > 2  # per-process limits: K per worker
+    _llm_env(tmp_path / "second", monkeypatch)  # a fresh cache: every call is paid again
+    with WireServer(latency_s=0.1) as server:
+        scenario.write_text(LLM_SCENARIO.format(url=server.url, k=2))
+        run_scenario(str(scenario), out_dir=tmp_path / "ray", processes=2, progress=False,
+                     execution={"backend": "ray"})  # fmt: skip
+        assert (
+            server.state.requests >= 4 * 4 * 2
+        )  # every villager decided every round at least once
+        assert server.state.peak_in_flight == 2  # the limit was reached, and never passed
+
+
+def test_the_llm_budget_holds_for_the_whole_ray_run(tmp_path, monkeypatch):
+    from mesa_dilemmas.scenarios.runner import RunStopped
+
+    _llm_env(tmp_path, monkeypatch)
+    with WireServer(latency_s=0.05) as server:
+        scenario = tmp_path / "s.toml"
+        scenario.write_text(LLM_SCENARIO.format(url=server.url, k=8))
+        with pytest.raises(RunStopped, match="max_calls = 13"):
+            run_scenario(str(scenario), out_dir=tmp_path / "run", processes=2, progress=False,
+                         overrides=["llm.budget.max_calls=13"], execution={"backend": "ray"})  # fmt: skip
+        assert server.state.requests == 13  # exactly the budget, over both workers

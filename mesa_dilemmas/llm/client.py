@@ -25,6 +25,7 @@ from mesa_dilemmas.llm.accounting import PriceTable
 from mesa_dilemmas.llm.backends import Backend, create_backend
 from mesa_dilemmas.llm.budget import Budget
 from mesa_dilemmas.llm.cache import ResponseCache
+from mesa_dilemmas.llm.cluster import GateLimiter, gate_name
 from mesa_dilemmas.llm.errors import BudgetExceeded, CallFailed, ReplayMiss, TransientCallError
 from mesa_dilemmas.llm.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter
 from mesa_dilemmas.llm.recorder import RunRecorder
@@ -74,8 +75,12 @@ def limiter_for(backend: Backend, settings: LLMSettings) -> ProviderLimiter:
     if limiter is None:
         ps = settings.provider(backend.provider)
         concurrency = backend.max_concurrency or ps.max_concurrency or DEFAULT_CONCURRENCY
-        limiter = _LIMITERS[key] = ProviderLimiter(
-            concurrency, ps.requests_per_minute, ps.tokens_per_minute
+        limit_cls = GateLimiter if gate_name() else ProviderLimiter  # a Ray run: limits for all workers
+        limiter = _LIMITERS[key] = limit_cls(
+            *((backend.endpoint,) if gate_name() else ()),
+            concurrency,
+            ps.requests_per_minute,
+            ps.tokens_per_minute,
         )
     return limiter
 

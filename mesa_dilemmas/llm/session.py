@@ -21,6 +21,7 @@ from typing import Any
 from mesa_dilemmas.llm import recorder as _recorder
 from mesa_dilemmas.llm.accounting import export_parquet, summarize
 from mesa_dilemmas.llm.budget import Budget
+from mesa_dilemmas.llm.cluster import GateBudget, gate_name
 from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.settings import LLMSettings
 
@@ -86,7 +87,8 @@ def current() -> RunState | None:
         settings = LLMSettings.model_validate(raw["settings"])
         run_dir = Path(raw["run_dir"])
         rec = RunRecorder.at(run_dir, raw["segment"])
-        state = RunState(run_dir, settings, raw["segment"], rec, Budget(settings.budget, rec))
+        budget = GateBudget(settings.budget) if gate_name() else Budget(settings.budget, rec)
+        state = RunState(run_dir, settings, raw["segment"], rec, budget)
         _STATES[key] = state
     return state
 

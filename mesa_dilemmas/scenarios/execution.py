@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Annotated, Any, Literal
@@ -58,17 +59,37 @@ def current() -> ExecutionSettings:
 
 
 @contextlib.contextmanager
-def use(settings: ExecutionSettings, processes: int = 1) -> Iterator[ExecutionSettings]:
-    """Run the experiments inside on ``settings`` (a local Ray instance lives as long as this)."""
+def use(
+    settings: ExecutionSettings, processes: int = 1, llm_budget: Any = None
+) -> Iterator[ExecutionSettings]:
+    """Run the experiments inside on ``settings`` (a local Ray instance lives as long as this).
+
+    ``llm_budget`` (the run's ``[llm.budget]``, for a run with LLM agents): on Ray, one gate
+    actor then holds the LLM limits and the budget for every worker of the run."""
     global _current
     previous, _current = _current, settings
     started = False
+    gate_env = None
     try:
         if settings.backend == "ray":
+            if llm_budget is not None:
+                from mesa_dilemmas.llm.cluster import GATE_ENV
+
+                gate_env = GATE_ENV
+                os.environ[GATE_ENV] = f"llm-gate-{os.getpid()}-{time.time_ns()}"
             started = _ray_init(settings, processes)
+            if llm_budget is not None:
+                from mesa_dilemmas.llm.cluster import start_gate
+
+                gate = start_gate(os.environ[GATE_ENV], llm_budget)
+                import ray
+
+                ray.get(gate.spent.remote())  # the gate is up before the first task asks it
         yield settings
     finally:
         _current = previous
+        if gate_env is not None:
+            os.environ.pop(gate_env, None)
         if started:
             import ray
 
@@ -93,8 +114,10 @@ def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
 
     if ray.is_initialized():
         return False
+    env = {k: v for k, v in os.environ.items() if k.startswith("MESA_DILEMMAS_")}
+    env["PYTHONPATH"] = os.pathsep.join(_python_path())
     if settings.address:
-        ray.init(address=settings.address, log_to_driver=False)
+        ray.init(address=settings.address, log_to_driver=False, runtime_env={"env_vars": env})
         return True
     workers = settings.workers or processes
     ray.init(
@@ -102,7 +125,7 @@ def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
         include_dashboard=False,
         log_to_driver=False,
         configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_python_path())}},
+        runtime_env={"env_vars": env},
     )
     return True
 
@@ -183,7 +206,7 @@ def _ray_map(
     label: Callable[[int], str],
 ) -> None:
     import ray
-    from ray.exceptions import RayError
+    from ray.exceptions import RayError, RayTaskError
 
     remote = ray.remote(num_cpus=1, max_retries=_current.max_retries, retry_exceptions=False)(_call)
     fn_ref = ray.put(fn)
@@ -196,7 +219,11 @@ def _ray_map(
                 i = refs[ref]
                 try:
                     result = ray.get(ref)
-                except RayError as exc:
+                except RayTaskError as exc:
+                    if isinstance(exc.cause, Exception):  # the task raised: as in a local pool
+                        raise exc.cause from None
+                    raise
+                except RayError as exc:  # the worker died (retried max_retries times) or similar
                     cause = getattr(exc, "cause", None) or exc
                     raise TaskFailed(
                         f"{label(i)} failed after up to {_current.max_retries} retries: "

@@ -145,7 +145,8 @@ def run_scenario(
 
         session.start_run(llm_settings, out, resume=resume is not None)
     try:
-        with run_on(exec_settings, scenario.processes):
+        llm_budget = llm_settings.budget if llm_settings is not None else None
+        with run_on(exec_settings, scenario.processes, llm_budget):
             results = experiment.run(scenario, options, ctx)
     except TaskFailed as exc:
         raise RunStopped(

@@ -91,6 +91,9 @@ class ServerState:
     #: every request received, normalised (its ``raw`` is the JSON body as sent)
     seen: list[NormalizedRequest] = field(default_factory=list)
     requests: int = 0
+    #: requests being answered right now, and the most at once (cluster-wide limits are tested on it)
+    in_flight: int = 0
+    peak_in_flight: int = 0
 
 
 # -- request normalisation ------------------------------------------------------
@@ -290,6 +293,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b'{"error":{"message":"not found"}}')
 
     def do_POST(self) -> None:
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
         try:
             self._post()
         except (
@@ -301,6 +308,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(
                 500, json.dumps({"error": {"message": f"test server bug: {exc!r}"}}).encode()
             )
+        finally:
+            with state.lock:
+                state.in_flight -= 1
 
     def _post(self) -> None:
         state = self.server.state
