@@ -73,28 +73,26 @@ def _paired(kept: np.ndarray, off: np.ndarray) -> float:
     return float(stats.wilcoxon(kept, off).pvalue)
 
 
-def judge_shock_compliance(run_dir: Path) -> Verdict:
-    kept, off = _shock_pairs(run_dir, "compliance", range(16, 26), 10.0)
+def _judge_shock(run_dir: Path, column: str, steps: range, digits: int) -> Verdict:
+    """Punishment kept vs switched off at t = 15 (beta = 10), paired by replication."""
+    kept, off = _shock_pairs(run_dir, column, steps, 10.0)
     p = _paired(kept, off)
-    diff = float(np.mean(kept - off))
+    diff = kept - off
+    sem = float(np.std(diff, ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else math.nan
     return Verdict(
-        f"compliance t=16-25, beta=10: kept {fmt(kept.mean())} vs off {fmt(off.mean())}",
+        f"{column} t={steps.start}-{steps.stop - 1}, beta=10: kept {fmt(kept.mean(), digits)} vs off {fmt(off.mean(), digits)}",
         f"paired Wilcoxon over {len(kept)} replications (common random numbers), {p_text(p)}",
-        direction(diff, p),
-        f"difference {fmt(diff)} ± {fmt(float(np.std(kept - off, ddof=1) / math.sqrt(len(kept))) if len(kept) > 1 else math.nan)} s.e.",
+        direction(float(diff.mean()), p),
+        f"difference {fmt(float(diff.mean()), digits)} ± {fmt(sem, digits)} s.e.",
     )
+
+
+def judge_shock_compliance(run_dir: Path) -> Verdict:
+    return _judge_shock(run_dir, "compliance", range(16, 26), 2)
 
 
 def judge_shock_stock(run_dir: Path) -> Verdict:
-    kept, off = _shock_pairs(run_dir, "stock", range(30, 36), 10.0)
-    p = _paired(kept, off)
-    diff = float(np.mean(kept - off))
-    return Verdict(
-        f"stock t=30-35, beta=10: kept {fmt(kept.mean(), 1)} vs off {fmt(off.mean(), 1)}",
-        f"paired Wilcoxon over {len(kept)} replications, {p_text(p)}",
-        direction(diff, p),
-        f"difference {fmt(diff, 1)}",
-    )
+    return _judge_shock(run_dir, "stock", range(30, 36), 1)
 
 
 def judge_beta_survival(run_dir: Path) -> Verdict:
