@@ -14,6 +14,7 @@ from mesa_dilemmas.scenarios.runner import RunStopped
 #: modules that add command groups (each exposes ``register(subparsers)``)
 ANALYSE_MODULES: tuple[str, ...] = ("mesa_dilemmas.analysis.strategies_cli", "mesa_dilemmas.analysis.norms_cli")
 COMMAND_MODULES: tuple[str, ...] = ("mesa_dilemmas.llm.cli", "mesa_dilemmas.viz.dashboard_cli")
+COMMAND_MODULES += ("mesa_dilemmas.scenarios.strategy_writing",)  # `strategies generate`
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
