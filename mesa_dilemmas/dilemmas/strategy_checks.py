@@ -130,3 +130,51 @@ def check_strategy_set(strategy_set: StrategySet, **kwargs: object) -> dict[str,
         if problems:
             out[entry.name] = problems
     return out
+
+
+def screen_entries(
+    entries: Sequence[StrategyEntry],
+    game: str,
+    game_params: dict[str, object] | None = None,
+    sizes: Sequence[int] = (4, 17),
+    rounds: int = 20,
+    matches: int = 3,
+    seed: int = 0,
+) -> dict[int, str]:
+    """Which of ``entries`` misbehave (index -> first reason): the screen behind ``exclude_flagged``.
+
+    Every untrusted entry plays ``matches`` matches per group size against mixed
+    reference opponents, all in one sandboxed batch per size, so a set of
+    hundreds costs a few round trips.  Only what the sandbox flags counts (an
+    error, a wrong answer, a hang, a crash, patching): no timing, so the screen
+    gives the same answer on every machine.  Trusted entries are not screened.
+    """
+    from mesa_dilemmas.dilemmas.binary_game import make_game, play_batch
+
+    rng = np.random.default_rng(seed)
+    opponents = [StrategyEntry.reference(s) for s in OPPONENTS]
+    todo = [i for i, e in enumerate(entries) if not e.trusted]
+    found: dict[int, str] = {}
+    for n in sizes:
+        params = dict(game_params or {})
+        if game == "public_goods":
+            params.setdefault("k", min(2.0, (1 + n) / 2))
+            if not 1 < float(params["k"]) < n:  # type: ignore[arg-type]
+                params["k"] = min(2.0, (1 + n) / 2)
+        gm = make_game(game, n, rounds, **params)
+        lineups, owner = [], []
+        for i in todo:
+            # a private copy per screened entry: flags carry names, and names may repeat
+            mine = StrategyEntry(**{**entries[i].__dict__, "name": f"#{i}"})
+            for _ in range(matches):
+                lineup = [opponents[j] for j in rng.integers(0, len(opponents), n)]
+                lineup[int(rng.integers(n))] = mine
+                lineups.append(lineup)
+                owner.append(i)
+        if not lineups:
+            break
+        result = play_batch(gm, lineups, rng.integers(0, 2**63, size=len(lineups)))
+        for flag in result.flags:
+            i = owner[flag.match]
+            found.setdefault(i, f"n={n}: {flag.reason}")
+    return found

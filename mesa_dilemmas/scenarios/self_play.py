@@ -87,6 +87,39 @@ def prepare_sets(
     return params, paths, sets
 
 
+def screen_sets(
+    sets: Sequence[StrategySet], game: str, params: dict[str, Any]
+) -> list[dict[str, str]]:
+    """Per set, its strategies that misbehave in the sandbox screen (name -> reason).
+
+    Run before the experiment when ``exclude_flagged`` is on; the tasks then
+    drop them (:func:`without`).  Deterministic: the screen has no timing."""
+    from mesa_dilemmas.dilemmas.strategy_checks import screen_entries
+
+    out = []
+    for strategy_set in sets:
+        found = screen_entries(list(strategy_set), game, params)
+        out.append({strategy_set[i].name: why for i, why in sorted(found.items())})
+        if len(found) == len(strategy_set):
+            from mesa_dilemmas.scenarios.config import ConfigError
+
+            raise ConfigError(
+                f"exclude_flagged: every strategy of set {strategy_set.name!r} misbehaves "
+                f"(first: {next(iter(out[-1].values()))})"
+            )
+    return out
+
+
+def without(strategy_set: StrategySet, names: Sequence[str]) -> StrategySet:
+    """``strategy_set`` minus the strategies named (the excluded offenders)."""
+    if not names:
+        return strategy_set
+    drop = set(names)
+    return StrategySet(
+        **{**strategy_set.__dict__, "entries": [e for e in strategy_set if e.name not in drop]}
+    )
+
+
 def _check_game_params(
     game: str, rounds: int, sizes: Sequence[int], params: dict[str, Any]
 ) -> None:
@@ -121,6 +154,9 @@ class SelfPlayOptions(BaseModel):
     game_params: dict[str, GameParam] = {}
     #: players per engine batch (bounds memory; larger batches amortise numpy calls)
     batch_players: Annotated[int, Field(ge=2, le=1_000_000)] = 16384
+    #: screen the sets in the sandbox first and leave out strategies that misbehave (instead of
+    #: letting them play the default action with a flag); the summary lists them
+    exclude_flagged: bool = False
 
     @field_validator("group_sizes")
     @classmethod
@@ -149,12 +185,17 @@ class SelfPlayTask:
     collective: str
     batch_players: int
     seed: np.random.SeedSequence
+    #: strategy names left out of the (exploitative, collective) sets
+    excluded: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     """Play all samples of one split; returns per-sample arrays and per-round cooperation."""
     game = make_game(task.game, task.n, task.rounds, **task.game_params)
-    sets = {"e": load_strategy_set(task.exploitative), "c": load_strategy_set(task.collective)}
+    sets = {
+        "e": without(load_strategy_set(task.exploitative), task.excluded[0]),
+        "c": without(load_strategy_set(task.collective), task.excluded[1]),
+    }
     rng = np.random.default_rng(task.seed)
     n, nc = task.n, task.n_collective
     ne = n - nc
@@ -234,6 +275,11 @@ class SelfPlayExperiment:
         sets: dict[str, StrategySet] = dict(
             zip(("exploitative", "collective"), set_list, strict=True)
         )
+        excluded = (
+            screen_sets(set_list, scenario.game, params)
+            if opts.exclude_flagged
+            else [{}, {}]
+        )
         specs = [(n, nc) for n in opts.group_sizes for nc in split_points(n, opts.splits)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
         tasks = [
@@ -248,6 +294,7 @@ class SelfPlayExperiment:
                 paths["collective"],
                 opts.batch_players,
                 seed,
+                (tuple(excluded[0]), tuple(excluded[1])),
             )
             for (n, nc), seed in zip(specs, seeds, strict=True)
         ]
@@ -319,6 +366,7 @@ class SelfPlayExperiment:
             "samples_per_split": opts.samples,
             "by_group_size": per_size,
             "flagged_strategies": _merge_flags(outputs),
+            "excluded_strategies": dict(zip(("exploitative", "collective"), excluded, strict=True)),
         }
         return Results(
             runs=runs,

@@ -107,7 +107,8 @@ class WritingJob:
     code_tokens: int = 1200
 
     def set_name(self, label: str) -> str:
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label.split(":", 1)[-1]).strip("-")
+        model = label.split(":", 1)[-1].removesuffix(".gguf")
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", model).strip("-")
         return self.name or f"{slug}_{self.attitude}_{self.game}"
 
 
@@ -198,9 +199,7 @@ async def _write(job: WritingJob, caller: _Caller, out: Path, progress: bool) ->
 
         async def implement(rec: Written, attempt: int = attempt) -> str:
             shown = rec.last_problems[:SHOWN_PROBLEMS]
-            messages = binary_prompts.code_messages(
-                job.game, job.attitude, rec.description, shown
-            )
+            messages = binary_prompts.code_messages(job.game, job.attitude, rec.description, shown)
             return await caller.ask(messages, "strategy.code", rec.index, attempt, job.code_tokens)
 
         answers = await asyncio.gather(*(implement(r) for r in pending))
@@ -223,7 +222,9 @@ async def _write(job: WritingJob, caller: _Caller, out: Path, progress: bool) ->
             rec.class_name = entry.class_name
             rec.deterministic = is_deterministic(entry, games=[job.game])
             if progress:
-                print(f"  {rec.name}: accepted after {rec.tries} tr{'y' if rec.tries == 1 else 'ies'}")
+                print(
+                    f"  {rec.name}: accepted after {rec.tries} tr{'y' if rec.tries == 1 else 'ies'}"
+                )
         pending = still
         if progress:
             print(
@@ -487,7 +488,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         return _fail(f"--out {out}: exists and is not a directory")
     if not args.resume and out.exists() and any(out.iterdir()):
-        return _fail(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
+        return _fail(
+            f"--out {out}: directory exists and is not empty (use --resume to continue it)"
+        )
     table: dict[str, Any] = {}
     if args.llm:
         try:
@@ -534,8 +537,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     accounting = session.finish_run()
     row["llm"] = {
-        k: accounting.get(k) for k in ("calls", "provider_calls", "cache_hits", "tokens_in",
-                                       "tokens_out", "cost_usd")  # fmt: skip
+        k: accounting.get(k)
+        for k in (
+            "calls",
+            "provider_calls",
+            "cache_hits",
+            "tokens_in",
+            "tokens_out",
+            "cost_usd",
+        )  # fmt: skip
     }
     (out / "generation.json").write_text(json.dumps(row, indent=2))
     print(
