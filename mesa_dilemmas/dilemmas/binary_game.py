@@ -156,6 +156,9 @@ class BatchResult:
     used_rng: np.ndarray | None = None  # (B, n) bool: did the strategy draw random numbers
     #: strategies that misbehaved (sandboxed batches only); each played the default action
     flags: list[Any] = field(default_factory=list)
+    #: memoisation (sandboxed batches): answers taken from the memo, of the memoisable seat-rounds
+    memo_hits: int = 0
+    memo_eligible: int = 0
 
     @property
     def normalised(self) -> np.ndarray:

@@ -122,6 +122,52 @@ def is_deterministic(
     return True
 
 
+def is_anonymous(
+    entry: StrategyEntry,
+    games: Sequence[str] | None = None,
+    sizes: Sequence[int] = (4, 17),
+    matches: int = 8,
+    seed: int = 1,
+) -> bool:
+    """Whether a deterministic ``entry`` depends on the others only through how many cooperated.
+
+    Each match is played twice against scripted opponents with the same number
+    of cooperators every round, ``entry`` in a different seat each time and the
+    opponents' actions reshuffled among them independently every round.  A
+    strategy that passes reads only its own row and per-round aggregates (how
+    many cooperated, the stock), so its answers may be memoised by its own
+    actions and the count of cooperators alone.
+    """
+    from mesa_dilemmas.dilemmas.binary_game import make_game, play_batch
+
+    rng = np.random.default_rng(seed)
+    for game_name in games or entry.games or BINARY_GAMES:
+        for n in sizes:
+            params = {"k": min(2.0, (1 + n) / 2)} if game_name == "public_goods" else {}
+            game = make_game(game_name, n, 20, **params)
+            rates = rng.random((matches, n - 1, 1))
+            others = (rng.random((matches, n - 1, game.n_rounds)) < rates).astype(np.int8)
+            plays = []
+            for _ in range(2):
+                seats = rng.integers(0, n, size=matches)
+                scripted = np.zeros((matches, n, game.n_rounds), dtype=np.int8)
+                lineups = []
+                for b in range(matches):
+                    rest = [i for i in range(n) if i != seats[b]]
+                    for t in range(game.n_rounds):  # each round reshuffled: only counts stay
+                        scripted[b, rest, t] = others[b, rng.permutation(n - 1), t]
+                    lineups.append([entry if i == seats[b] else None for i in range(n)])
+                result = play_batch(
+                    game, lineups, [0] * matches, scripted=scripted, keep_history=True
+                )
+                if result.flags or result.store is None:
+                    return False
+                plays.append(result.store.actions[np.arange(matches), seats].copy())
+            if not np.array_equal(plays[0], plays[1]):
+                return False
+    return True
+
+
 def check_strategy_set(strategy_set: StrategySet, **kwargs: object) -> dict[str, list[str]]:
     """Problems per strategy name, for the strategies that have any."""
     out = {}

@@ -49,6 +49,7 @@ from mesa_dilemmas.scenarios.self_play import (
     GameParam,
     _merge_flags,
     map_tasks,
+    memo_summary,
     prepare_sets,
     screen_sets,
     without,
@@ -162,6 +163,8 @@ class Evolution:
         self.strategies = self._sample_strategies(self.genes)
         #: strategies the sandbox flagged: name -> [matches flagged, first reason]
         self.flagged: dict[str, list[Any]] = {}
+        #: memoised answers of deterministic strategies, of the memoisable ones
+        self.memo = [0, 0]
 
     def _sample_strategies(self, genes: np.ndarray) -> np.ndarray:
         return (self.rng.random(len(genes)) * self.sizes[genes]).astype(np.int64)
@@ -181,6 +184,8 @@ class Evolution:
         result = play_batch(self.game, lineups, rng.integers(0, 2**63, size=len(groups)))
         for flag in result.flags:
             self.flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1
+        self.memo[0] += result.memo_hits
+        self.memo[1] += result.memo_eligible
         fitness = np.zeros(pop)
         np.add.at(fitness, groups, result.normalised)
         return fitness / opts.games_per_agent
@@ -247,6 +252,7 @@ def run_evolution_task(task: EvolutionTask) -> dict[str, Any]:
         "mean_payoff": np.array([g.mean_payoff for g in history]),
         "final": evolution.frequencies,
         "flagged": evolution.flagged,
+        "memo": evolution.memo,
     }
 
 
@@ -264,9 +270,7 @@ class CulturalEvolutionExperiment:
             scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets
         )
         excluded = (
-            screen_sets(sets, scenario.game, params)
-            if opts.exclude_flagged
-            else [{} for _ in sets]
+            screen_sets(sets, scenario.game, params) if opts.exclude_flagged else [{} for _ in sets]
         )
         genes = genes_of(sets)
         specs = [(n, r) for n in opts.group_sizes for r in range(opts.runs)]
@@ -327,6 +331,7 @@ class CulturalEvolutionExperiment:
             "sets": [s.metadata() for s in sets],
             "table2": table,
             "flagged_strategies": _merge_flags(outputs),
+            "memo": memo_summary(outputs),
             "excluded_strategies": {s.name: ex for s, ex in zip(sets, excluded, strict=True)},
         }
         return Results(

@@ -207,6 +207,7 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     coop_rounds = np.zeros(task.rounds)
     flagged: dict[str, list[Any]] = {}  # strategy -> [matches flagged, first reason]
     is_coll = np.zeros(n, dtype=bool)
+    memo = [0, 0]  # answers of deterministic strategies taken from the memo, of the memoisable
     done = 0
     while done < task.samples:
         size = min(per_batch, task.samples - done)
@@ -223,6 +224,8 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
         result = play_batch(game, lineups, entropies)
         for flag in result.flags:
             flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1
+        memo[0] += result.memo_hits
+        memo[1] += result.memo_eligible
         norm = result.normalised
         mask = np.array(masks)
         sl = slice(done, done + size)
@@ -241,6 +244,18 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
         "collective_payoff": pay_c,
         "coop_by_round": coop_rounds / task.samples,
         "flagged": flagged,
+        "memo": memo,
+    }
+
+
+def memo_summary(outputs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Memoisation of deterministic strategies over a run's tasks: hits and hit rate."""
+    hits = sum(int(o.get("memo", (0, 0))[0]) for o in outputs)
+    eligible = sum(int(o.get("memo", (0, 0))[1]) for o in outputs)
+    return {
+        "hits": hits,
+        "memoisable_calls": eligible,
+        "hit_rate": hits / eligible if eligible else None,
     }
 
 
@@ -276,9 +291,7 @@ class SelfPlayExperiment:
             zip(("exploitative", "collective"), set_list, strict=True)
         )
         excluded = (
-            screen_sets(set_list, scenario.game, params)
-            if opts.exclude_flagged
-            else [{}, {}]
+            screen_sets(set_list, scenario.game, params) if opts.exclude_flagged else [{}, {}]
         )
         specs = [(n, nc) for n in opts.group_sizes for nc in split_points(n, opts.splits)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
@@ -366,6 +379,7 @@ class SelfPlayExperiment:
             "samples_per_split": opts.samples,
             "by_group_size": per_size,
             "flagged_strategies": _merge_flags(outputs),
+            "memo": memo_summary(outputs),
             "excluded_strategies": dict(zip(("exploitative", "collective"), excluded, strict=True)),
         }
         return Results(

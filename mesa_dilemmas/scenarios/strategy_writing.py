@@ -84,6 +84,7 @@ class Written:
     accepted: str | None = None  # module file name of the accepted implementation
     class_name: str | None = None
     deterministic: bool | None = None
+    anonymous: bool | None = None
     last_problems: list[str] = field(default_factory=list)
 
     @property
@@ -217,10 +218,12 @@ async def _write(job: WritingJob, caller: _Caller, out: Path, progress: bool) ->
             rec.accepted = f"{rec.name}.py"
             (out / rec.accepted).write_text(file.read_text())
             assert entry is not None
-            from mesa_dilemmas.dilemmas.strategy_checks import is_deterministic
+            from mesa_dilemmas.dilemmas.strategy_checks import is_anonymous, is_deterministic
 
             rec.class_name = entry.class_name
             rec.deterministic = is_deterministic(entry, games=[job.game])
+            if rec.deterministic:
+                rec.anonymous = is_anonymous(entry, games=[job.game])
             if progress:
                 print(
                     f"  {rec.name}: accepted after {rec.tries} tr{'y' if rec.tries == 1 else 'ies'}"
@@ -274,6 +277,8 @@ def write_manifest(job: WritingJob, label: str, records: Sequence[Written], out:
         ]
         if r.deterministic is not None:
             lines.append(f"deterministic = {'true' if r.deterministic else 'false'}")
+        if r.anonymous is not None:
+            lines.append(f"anonymous = {'true' if r.anonymous else 'false'}")
     for r in records:
         if r in accepted:
             continue
@@ -290,6 +295,38 @@ def write_manifest(job: WritingJob, label: str, records: Sequence[Written], out:
     tomllib.loads(text)  # what we write must read back
     path.write_text(text)
     return path
+
+
+def mark_determinism(set_dir: Path, game: str) -> dict[str, bool]:
+    """Check every strategy of the set directory ``set_dir`` for determinism (in the sandbox) and
+    record the answers in its manifest (a ``[[strategies]]`` item each), so experiments memoise
+    the deterministic ones.  For sets whose manifest lists no strategies; returns name -> answer."""
+    from mesa_dilemmas.agents.strategies.loader import MANIFEST, load_strategy_set
+    from mesa_dilemmas.dilemmas.strategy_checks import is_anonymous, is_deterministic
+
+    manifest = Path(set_dir) / MANIFEST
+    text = manifest.read_text()
+    if "strategies" in tomllib.loads(text):
+        raise ValueError(f"{manifest}: already lists its strategies")
+    found = {}
+    lines = [text.rstrip("\n")]
+    for entry in load_strategy_set(set_dir):
+        found[entry.name] = is_deterministic(entry, games=[game])
+        lines += [
+            "",
+            "[[strategies]]",
+            f"class = {_toml_str(entry.class_name or entry.name)}",
+            f"module = {_toml_str(Path(entry.module or '').name)}",
+            f"deterministic = {'true' if found[entry.name] else 'false'}",
+        ]
+        if found[entry.name]:
+            anonymous = is_anonymous(entry, games=[game])
+            lines.append(f"anonymous = {'true' if anonymous else 'false'}")
+    manifest.write_text("\n".join(lines) + "\n")
+    from mesa_dilemmas.agents.strategies.loader import _load_cached
+
+    _load_cached.cache_clear()  # this process read the set before its manifest changed
+    return found
 
 
 def write_set(

@@ -26,6 +26,7 @@ description, its code and metadata.  On disk it is either
       description = "..."
       params = { q = 0.7 }
       deterministic = true             # optional: known from the checks (memoisable)
+      anonymous = true                 # optional: ... and blind to who sits where
       tries = 2                        # optional record of the writing: implementations
       failures = ["..."]               # tried, and why the rejected ones failed
 
@@ -104,6 +105,9 @@ class StrategyEntry:
     #: known from the checks: same answers under any seed, no random draws (None: not known);
     #: such a strategy's answers may be memoised by history
     deterministic: bool | None = None
+    #: known from the checks: a deterministic strategy whose answers do not change when the
+    #: other players trade seats (it reads only its own row and aggregates); memoised more widely
+    anonymous: bool | None = None
 
     @property
     def trusted(self) -> bool:
@@ -336,6 +340,7 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
             "games",
             "module",
             "deterministic",
+            "anonymous",
             "tries",
             "failures",
         }
@@ -370,8 +375,9 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
                     f"{manifest_path}: strategies[{i}]: no class {item['class']!r} in the set's modules"
                 )
             entry = _entry_from_class(found, meta, item)
-        if isinstance(item.get("deterministic"), bool):
-            entry = StrategyEntry(**{**entry.__dict__, "deterministic": item["deterministic"]})
+        for key in ("deterministic", "anonymous"):
+            if isinstance(item.get(key), bool):
+                entry = StrategyEntry(**{**entry.__dict__, key: item[key]})
         entries.append(entry)
     _check_unique(meta["name"], entries)
     return StrategySet(
@@ -519,6 +525,7 @@ def set_description(path: Path) -> dict[str, Any]:
             "spec": e.spec,
             "interface": e.interface,
             "deterministic": e.deterministic,
+            "anonymous": e.anonymous,
         }
         if e.spec is None and e.cls is not None:
             item["module"] = str(Path(inspect.getfile(e.cls)).resolve())
@@ -556,9 +563,10 @@ def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
             "games": tuple(_text(g, "games", 100) or "" for g in item.get("games") or ()),
             "set_name": _text(item.get("set_name"), "set_name", 200),
         }
-        deterministic = item.get("deterministic")
-        if deterministic is not None and not isinstance(deterministic, bool):
-            raise ValueError("sandbox answer: deterministic is not a boolean")
+        deterministic, anonymous = item.get("deterministic"), item.get("anonymous")
+        for value, what in ((deterministic, "deterministic"), (anonymous, "anonymous")):
+            if value is not None and not isinstance(value, bool):
+                raise ValueError(f"sandbox answer: {what} is not a boolean")
         if item.get("spec") is not None:
             entry = StrategyEntry.reference(str(item["spec"]), **common)
             if params:
@@ -574,6 +582,7 @@ def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
                 class_name=_text(item.get("class"), "class", 200, optional=False),
                 interface="published" if item.get("interface") == "published" else "native",
                 deterministic=deterministic,
+                anonymous=anonymous,
                 **common,  # type: ignore[arg-type]
             )
         entries.append(entry)
