@@ -362,6 +362,8 @@ def _sandbox_play(
     memo_flags = header.get("memo") or []
     use_memo = audit is None and not disabled and any(memo_flags)
     virtual: dict[int, list[Any]] = {}  # seat -> trie node, while it has no instance
+    origin: dict[int, list[Any]] = {}  # memo seat -> its start node (which keeps the tally)
+    memo_seats = 0
     if use_memo:
         sig = (game.NAME, n, horizon, repr(sorted(game.params().items())))
         roots = {}
@@ -377,12 +379,17 @@ def _sandbox_play(
         got = classes[flat_entry[j]]
         inst = None
         if use_memo and flat_entry[j] in roots:
-            node = roots[flat_entry[j]]
+            memo_seats += 1
+            root = roots[flat_entry[j]]
             place = -1 if flat_entry[j] in anonymous else i  # anonymous: any seat is the same
-            virtual[k] = node[1].get(place) or node[1].setdefault(place, [None, {}])
-            strategies.append(None)
-            acts.append(None)
-            continue
+            start = root[1].get(place) or root[1].setdefault(place, [None, {}, [0, 0]])
+            done, missed = start[2]
+            if missed < MEMO_TRIAL or done * MEMO_BREAK_EVEN >= missed:  # worth following
+                virtual[k] = start
+                origin[k] = start
+                strategies.append(None)
+                acts.append(None)
+                continue
         if isinstance(got, str):
             flag(k, -1, got)
         elif k in disabled.get(-1, ()):
@@ -407,12 +414,12 @@ def _sandbox_play(
     if use_memo:
         memo_out = _memo_rounds(
             game, desc, store, gstate, free, flat_entry, classes, entropies, scripted,
-            played, virtual, strategies, acts, views, flag, prog, anonymous,
+            played, virtual, strategies, acts, views, flag, prog, anonymous, origin,
         )  # fmt: skip
         if isinstance(memo_out, int):  # something was patched in that round: find who, unmemoised
             return _report({"tampered": memo_out})
         return _finish(header, ctx, store, free, strategies, flags, flag, played, batch, n,
-                       flat_entry, py_state, np_state, list(memo_out))  # fmt: skip
+                       flat_entry, py_state, np_state, [memo_out[0], memo_seats * played])  # fmt: skip
     all_free = len(free) == batch * n
     code = ACTION_CODE.__getitem__
     flat = np.zeros(batch * n, dtype=bool)
@@ -534,6 +541,11 @@ _MEMO: dict[tuple[str, tuple[Any, ...]], list[Any]] = {}
 _MEMO_NODES = [0]
 #: the tries are dropped when they hold this many nodes (a bound on the worker's memory)
 MEMO_MAX_NODES = 2_000_000
+#: a seat that misses costs a replay of its match so far, one that never misses saves a whole
+#: match: after MEMO_TRIAL misses from a start node, its seats are followed only while at least
+#: one in MEMO_BREAK_EVEN of them reached the end without a miss (else they are built at once)
+MEMO_TRIAL = 32
+MEMO_BREAK_EVEN = 3
 
 
 def _memo_root(key: str, sig: tuple[Any, ...]) -> list[Any]:
@@ -564,6 +576,7 @@ def _memo_rounds(
     flag: Any,
     prog: Any,
     anonymous: set[int],
+    origin: dict[int, list[Any]],
 ) -> tuple[int, int] | int:
     """The round loop with memoised seats: (answers taken from the memo, memo seat-rounds), or
     the round after which the integrity check failed."""
@@ -601,19 +614,15 @@ def _memo_rounds(
             acts[k] = act if callable(act) else _default
             return
         own = HistoryStore(1, n, horizon, with_stock=game.HAS_STOCK)
-        if store.stock is not None:
-            own.set_initial_stock(store.stock[b : b + 1, 0])
+        own.copy_match(store, b, t)
         try:
             inst = cls.create(desc, (int(entropies[b]), (i,)), params)
             view = own.player(0, i)
             for r in range(t):  # replay: the answers are the memo's (the strategy is deterministic)
                 prog[SLOT_ROUND] = r
+                own.seek(r)
                 inst.act(view)
-                own.record(
-                    store.actions[b : b + 1, :, r],
-                    store.payoffs[b : b + 1, :, r],
-                    None if store.stock is None else store.stock[b : b + 1, r + 1],
-                )
+            own.seek(t)
         except BaseException as exc:  # noqa: BLE001
             flag(k, t, f"raised {_describe_exc(exc)} (replaying its match)")
             strategies[k], acts[k] = None, _default
@@ -700,6 +709,8 @@ def _memo_rounds(
                         child = node[1][key] = [None, {}]
                         _MEMO_NODES[0] += 1
                     seats[k] = child
+    for k, start in origin.items():  # the tally: followed to the end, or built on a miss
+        start[2][0 if k in virtual else 1] += 1
     return hits, eligible
 
 
