@@ -205,3 +205,36 @@ def test_embedded_model_writes_a_few_and_a_replay_makes_no_call(tmp_path: Path) 
         a = (tmp_path / "live" / name).read_text()
         b = (tmp_path / "again" / name).read_text()
         assert a.replace("live", "X") == b.replace("again", "X")
+
+
+def test_scenario_form_writes_one_set_per_combination(tmp_path: Path) -> None:
+    from mesa_dilemmas.scenarios.runner import run_scenario
+
+    with WireServer(responder=Canned(2, tmp_path / "marker")) as server:
+        scenario = tmp_path / "write.toml"
+        scenario.write_text(
+            'game = "public_goods"\nexperiment = "strategy_writing:StrategyWritingExperiment"\n'
+            "seed = 0\n[options]\n"
+            f'models = ["openai:writer@{server.url}/v1"]\n'
+            'attitudes = ["collective", "spiteful"]\ngames = ["public_goods", "common_pool"]\n'
+            "n = 2\nmax_tries = 2\n[llm]\ncache = false\n"
+        )
+        outcome = run_scenario(str(scenario), out_dir=tmp_path / "run", progress=False)
+        requests = server.state.requests
+    sets = sorted(p.name for p in (tmp_path / "run" / "sets").iterdir())
+    assert sets == [
+        f"openai-writer_{a}_{g}"
+        for a in ("collective", "spiteful")
+        for g in ("common_pool", "public_goods")
+    ]
+    rows = outcome.summary["sets"]
+    assert [r["accepted"] for r in rows] == [2, 2, 2, 2]  # plans 0 and 1: right at once, then
+    assert [r["mean_tries"] for r in rows] == [1.5] * 4  # after one rejection
+    llm = outcome.summary["llm"]
+    assert llm["calls"] == 4 * (2 + 3)
+    # the canned descriptions do not depend on the attitude, and the code prompt is made of the
+    # description and the game: the second attitude's code requests are the first one's, same
+    # sample ids, so the run's record answers them (as the cache would)
+    assert requests == llm["provider_calls"] == 4 * 2 + 2 * 3
+    spiteful = load_strategy_set(tmp_path / "run" / "sets" / "openai-writer_spiteful_common_pool")
+    assert spiteful.attitude == "spiteful" and spiteful.games == ("common_pool",)
