@@ -238,3 +238,24 @@ def test_scenario_form_writes_one_set_per_combination(tmp_path: Path) -> None:
     assert requests == llm["provider_calls"] == 4 * 2 + 2 * 3
     spiteful = load_strategy_set(tmp_path / "run" / "sets" / "openai-writer_spiteful_common_pool")
     assert spiteful.attitude == "spiteful" and spiteful.games == ("common_pool",)
+
+
+def test_budget_stop_then_resume_pays_no_call_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    n, out = 4, tmp_path / "set"
+    with WireServer(responder=Canned(n, tmp_path / "marker")) as server:
+        base = ["strategies", "generate", "--game", "collective_risk", "--attitude", "collective",
+                "--model", f"openai:writer@{server.url}/v1", "-n", str(n), "--out", str(out),
+                "--llm", str(tmp_path / "llm.toml"), "--quiet"]  # fmt: skip
+        (tmp_path / "llm.toml").write_text("[llm]\ncache = false\n")
+        assert main([*base, "--max-calls", "6"]) == 3
+        assert "--resume" in capsys.readouterr().err
+        assert not (out / "strategy_set.toml").exists()
+        stopped_at = server.state.requests
+        assert stopped_at == 6
+        assert main([*base, "--resume"]) == 0
+        # descriptions 4; code: plan 0 once, plan 1 twice, plan 2 three times, plan 3 three times
+        assert server.state.requests == n + 1 + 2 + 3 + 3
+    summary = json.loads((out / "generation.json").read_text())
+    assert summary["accepted"] == 3 and summary["llm"]["provider_calls"] == server.state.requests
