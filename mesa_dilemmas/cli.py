@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.llm.cli",
     "mesa_dilemmas.viz.dashboard_cli",
     "mesa_dilemmas.analysis.reproduction",
+    "mesa_dilemmas.scenarios.strategy_writing",  # `strategies generate`
 )
 
 

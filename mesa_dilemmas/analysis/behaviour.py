@@ -100,8 +100,13 @@ def feature_vector(
     rollouts: int = 50,
     seed: int = 0,
     game_params: dict[str, Any] | None = None,
+    flags: list[str] | None = None,
 ) -> np.ndarray:
-    """The 961-dimensional cooperation-rate vector of one strategy (see the module docstring)."""
+    """The 961-dimensional cooperation-rate vector of one strategy (see the module docstring).
+
+    Sandboxed strategies that misbehave play the default action and are flagged;
+    with ``flags`` given, the reasons are appended to it (the vector is then not
+    the strategy's own behaviour)."""
     if isinstance(game, str):
         game = make_game(game, FEATURE_PLAYERS, FEATURE_ROUNDS, **(game_params or {}))
     n, horizon = game.n_players, game.n_rounds
@@ -128,6 +133,8 @@ def feature_vector(
             keep_history=True,
         )
         used += count
+        if flags is not None:
+            flags.extend(f.reason for f in first.flags)
         assert first.store is not None and first.used_rng is not None
         coop = first.store.actions[:, 0, t].astype(float)
         random_rows = np.flatnonzero(first.used_rng[:, 0])
@@ -145,6 +152,8 @@ def feature_vector(
                     keep_history=True,
                 )
                 used += len(chunk)
+                if flags is not None:
+                    flags.extend(f.reason for f in again.flags)
                 assert again.store is not None
                 sums += np.bincount(chunk, weights=again.store.actions[:, 0, t], minlength=count)
             coop[random_rows] = (coop[random_rows] + sums[random_rows]) / rollouts
@@ -162,12 +171,32 @@ def feature_matrix(
     rollouts: int = 50,
     seed: int = 0,
     game_params: dict[str, Any] | None = None,
+    offenders: dict[int, str] | None = None,
 ) -> np.ndarray:
-    """(strategies, 961) feature vectors; each strategy seeded by its own name, so order-free."""
+    """(strategies, 961) feature vectors; each strategy seeded by its own name, so order-free.
+
+    Without ``offenders`` the first strategy that raises (or changes the global
+    random state) ends the call.  With it, every misbehaving strategy -- one that
+    raises, or that the sandbox flags -- is listed there (index -> reason) and
+    its row is NaN, and the others are still computed."""
     rules = make_game(game, FEATURE_PLAYERS, FEATURE_ROUNDS, **(game_params or {}))
     if not entries:
         return np.zeros((0, feature_dimension()))
-    return np.stack([feature_vector(e, rules, rollouts, seed) for e in entries])
+    if offenders is None:
+        return np.stack([feature_vector(e, rules, rollouts, seed) for e in entries])
+    rows = []
+    for i, e in enumerate(entries):
+        flags: list[str] = []
+        try:
+            row = feature_vector(e, rules, rollouts, seed, flags=flags)
+        except Exception as exc:  # noqa: BLE001 - an offender is listed, not fatal
+            offenders[i] = f"{type(exc).__name__}: {exc}"[:500]
+            row = np.full(feature_dimension(), np.nan)
+        if flags and i not in offenders:
+            offenders[i] = flags[0]
+            row = np.full(feature_dimension(), np.nan)
+        rows.append(row)
+    return np.stack(rows)
 
 
 def reference_features(

@@ -36,10 +36,12 @@ class _FeatureTask:
     seed: int
 
 
-def _features_task(task: _FeatureTask) -> np.ndarray:
+def _features_task(task: _FeatureTask) -> tuple[np.ndarray, dict[int, str]]:
     strategy_set = load_strategy_set(task.set_path)
     entries = [strategy_set[i] for i in task.indices]
-    return bh.feature_matrix(entries, task.game, task.rollouts, task.seed)
+    offenders: dict[int, str] = {}
+    matrix = bh.feature_matrix(entries, task.game, task.rollouts, task.seed, offenders=offenders)
+    return matrix, {task.indices[i]: why for i, why in offenders.items()}
 
 
 @dataclass
@@ -56,6 +58,8 @@ class StrategyAnalysis:
     reference_features: np.ndarray | None = None
     reference_coords: np.ndarray | None = None
     pairwise_d: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: set name -> {strategy name: reason}: strategies that misbehaved, left out of everything
+    offenders: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _counterpart(s: StrategySet, sets: list[StrategySet]) -> StrategySet | None:
@@ -107,8 +111,20 @@ def analyse(
             owners.append(s.name)
     results = map_tasks(_features_task, tasks, processes, progress, "features")
     features: dict[str, np.ndarray] = {}
-    for owner, arr in zip(owners, results, strict=True):
+    offenders: dict[str, dict[str, str]] = {s.name: {} for s in sets}
+    by_name = {s.name: s for s in sets}
+    for owner, (arr, bad) in zip(owners, results, strict=True):
+        for i, why in bad.items():
+            offenders[owner][by_name[owner][i].name] = why
+        keep = [j for j in range(len(arr)) if not np.isnan(arr[j]).any()]
+        arr = arr[keep]
         features[owner] = arr if owner not in features else np.vstack([features[owner], arr])
+    for s in sets:
+        if len(features[s.name]) == 0:
+            first = next(iter(offenders[s.name].items()), ("?", "?"))
+            raise ValueError(
+                f"strategy set {s.name!r}: every strategy misbehaved (e.g. {first[0]}: {first[1]})"
+            )
     stacked = np.vstack([features[s.name] for s in sets])
     model, coords = bh.pca(stacked, components=2)
     ref_labels: list[str] = []
@@ -154,6 +170,7 @@ def analyse(
         reference_features=ref_feats,
         reference_coords=ref_coords,
         pairwise_d=pairwise,
+        offenders={k: v for k, v in offenders.items() if v},
     )
 
 
@@ -181,7 +198,11 @@ def write_outputs(result: StrategyAnalysis, out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     set_labels = [s.name for s in result.sets for _ in range(len(result.features[s.name]))]
-    strategy_names = [e.name for s in result.sets for e in list(s)[: len(result.features[s.name])]]
+    strategy_names = []
+    for s in result.sets:
+        bad = result.offenders.get(s.name, {})
+        analysed = list(s)[: len(result.features[s.name]) + len(bad)]
+        strategy_names += [e.name for e in analysed if e.name not in bad]
     written = [
         out / "table.csv",
         out / "table.md",
@@ -198,6 +219,7 @@ def write_outputs(result: StrategyAnalysis, out: Path) -> list[Path]:
         "sets": [s.metadata() for s in result.sets],
         "table": result.table.to_dict("records"),
         "pairwise_d": result.pairwise_d,
+        "offenders": result.offenders,
     }
     if result.reference_coords is not None:
         summary["references"] = {
@@ -258,6 +280,10 @@ def _run(args: argparse.Namespace) -> int:
         + (f", PC2 {result.explained[1]:.1%}" if len(result.explained) > 1 else "")
     )
     print(format_table(result.table))
+    for set_name, bad in result.offenders.items():
+        print(f"{set_name}: {len(bad)} strategies misbehaved and are left out:")
+        for name, why in bad.items():
+            print(f"  {name}: {why}")
     print(f"wrote {', '.join(str(f) for f in files)}")
     return 0
 

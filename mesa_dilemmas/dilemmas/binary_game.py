@@ -156,6 +156,9 @@ class BatchResult:
     used_rng: np.ndarray | None = None  # (B, n) bool: did the strategy draw random numbers
     #: strategies that misbehaved (sandboxed batches only); each played the default action
     flags: list[Any] = field(default_factory=list)
+    #: memoisation (sandboxed batches): answers taken from the memo, of the memoisable seat-rounds
+    memo_hits: int = 0
+    memo_eligible: int = 0
 
     @property
     def normalised(self) -> np.ndarray:
@@ -352,7 +355,8 @@ class SandboxedStrategyPolicy(StrategyPolicy):
         result = play_batch(
             self.rules, [lineup], [entropy], scripted=scripted, rounds=t + 1, keep_history=True
         )
-        self.flags.extend(f for f in result.flags if f not in self.flags)
+        seen = {(f.strategy, f.reason) for f in self.flags}  # each decision replays the match
+        self.flags.extend(f for f in result.flags if (f.strategy, f.reason) not in seen)
         assert result.store is not None
         return "C" if result.store.actions[0, me, t] else "D"
 
@@ -514,4 +518,18 @@ class BinaryDilemmaModel(DilemmaModel):
         }
         if self.store.stock is not None:
             out["final_stock"] = float(self.store.stock[0, self.store.round])
+        if any(isinstance(p.policy, SandboxedStrategyPolicy) for p in self.players):
+            flags = self.sandbox_flags
+            out["flagged_strategies"] = len({f.strategy for f in flags})
+            out["flag_reasons"] = "; ".join(f"{f.strategy}: {f.reason}" for f in flags)[:2000]
         return out
+
+    @property
+    def sandbox_flags(self) -> list[Any]:
+        """What the sandbox flagged in this match (strategy, round, reason), over all seats."""
+        return [
+            f
+            for p in self.players
+            if isinstance(p.policy, SandboxedStrategyPolicy)
+            for f in p.policy.flags
+        ]

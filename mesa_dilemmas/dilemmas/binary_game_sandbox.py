@@ -62,6 +62,16 @@ DEFAULT_ACTION = "D"
 register_handler("play", "mesa_dilemmas.dilemmas.binary_game_sandbox:sandbox_play")
 
 
+#: memoise deterministic strategies' answers by history (``set_memoise(False)`` to compare)
+MEMOISE = True
+
+
+def set_memoise(on: bool) -> None:
+    """Turn memoisation of deterministic strategies on or off for batches played from now on."""
+    global MEMOISE
+    MEMOISE = bool(on)
+
+
 #: an entry that has cost this many workers is quarantined for the rest of the process: it plays
 #: the default action in every later match (a hanging strategy must not make the run crawl)
 QUARANTINE_AFTER = 2
@@ -121,6 +131,9 @@ def play_sandboxed(
         "skip_entries": [],
         "disabled": [],  # [free-seat index, from round]
         "audit_round": None,
+        # deterministic entries (known from their checks): answers memoised by history
+        "memo": [bool(MEMOISE and e.deterministic) for e in entries],
+        "anonymous": [bool(e.anonymous) for e in entries],
     }
     arrays: dict[str, np.ndarray] = {
         "lineups": seat_entry,
@@ -213,6 +226,8 @@ def play_sandboxed(
             gc.enable()
     result.used_rng = used.astype(bool)
     result.flags = _flags(out, got, lost_flags, entry_flags, entries, seat_entry, free, n)
+    memo = out.get("memo") or [0, 0]
+    result.memo_hits, result.memo_eligible = int(memo[0]), int(memo[1])
     return result
 
 
@@ -344,12 +359,37 @@ def _sandbox_play(
         disabled.setdefault(int(t), []).append(int(k))
     strategies: list[Any] = []
     acts: list[Any] = []
+    memo_flags = header.get("memo") or []
+    use_memo = audit is None and not disabled and any(memo_flags)
+    virtual: dict[int, list[Any]] = {}  # seat -> trie node, while it has no instance
+    origin: dict[int, list[Any]] = {}  # memo seat -> its start node (which keeps the tally)
+    memo_seats = 0
+    if use_memo:
+        sig = (game.NAME, n, horizon, repr(sorted(game.params().items())))
+        roots = {}
+        flags_anon = header.get("anonymous") or [False] * len(memo_flags)
+        anonymous = {e for e, a in enumerate(flags_anon) if a}
+        for e, ref in enumerate(header["entries"]):
+            if memo_flags[e] and not isinstance(classes[e], str):
+                roots[e] = _memo_root(repr(sorted(ref.items())) + "/" + str(e in anonymous), sig)
     prog[SLOT_PHASE] = BUILDING
     for k, j in enumerate(free.tolist()):
         b, i = divmod(j, n)
         prog[SLOT_SEAT] = k
         got = classes[flat_entry[j]]
         inst = None
+        if use_memo and flat_entry[j] in roots:
+            memo_seats += 1
+            root = roots[flat_entry[j]]
+            place = -1 if flat_entry[j] in anonymous else i  # anonymous: any seat is the same
+            start = root[1].get(place) or root[1].setdefault(place, [None, {}, [0, 0]])
+            done, missed = start[2]
+            if missed < MEMO_TRIAL or done * MEMO_BREAK_EVEN >= missed:  # worth following
+                virtual[k] = start
+                origin[k] = start
+                strategies.append(None)
+                acts.append(None)
+                continue
         if isinstance(got, str):
             flag(k, -1, got)
         elif k in disabled.get(-1, ()):
@@ -371,6 +411,15 @@ def _sandbox_play(
     output = ctx.output
     output.by_seat = {}
     views = store.views(free.tolist())
+    if use_memo:
+        memo_out = _memo_rounds(
+            game, desc, store, gstate, free, flat_entry, classes, entropies, scripted,
+            played, virtual, strategies, acts, views, flag, prog, anonymous, origin,
+        )  # fmt: skip
+        if isinstance(memo_out, int):  # something was patched in that round: find who, unmemoised
+            return _report({"tampered": memo_out})
+        return _finish(header, ctx, store, free, strategies, flags, flag, played, batch, n,
+                       flat_entry, py_state, np_state, [memo_out[0], memo_seats * played])  # fmt: skip
     all_free = len(free) == batch * n
     code = ACTION_CODE.__getitem__
     flat = np.zeros(batch * n, dtype=bool)
@@ -428,7 +477,28 @@ def _sandbox_play(
         store.record(cooperated, pay, gstate)
         if audit is None and integrity.changed(_WATCHED):
             return _report({"tampered": t})
+    return _finish(header, ctx, store, free, strategies, flags, flag, played, batch, n,
+                   flat_entry, py_state, np_state, None)  # fmt: skip
 
+
+def _finish(
+    header: dict[str, Any],
+    ctx: Any,
+    store: Any,
+    free: np.ndarray,
+    strategies: list[Any],
+    flags: dict[int, list[Any]],
+    flag: Any,
+    played: int,
+    batch: int,
+    n: int,
+    flat_entry: np.ndarray,
+    py_state: Any,
+    np_state: np.ndarray,
+    memo: list[int] | None,
+) -> tuple[dict, dict]:
+    """The worker's answer: every seat's actions, who drew random numbers, the flags."""
+    output = ctx.output
     limit = ctx.limits.output_chars
     for k, (t, chars) in output.by_seat.items():
         if chars > limit and 0 <= k < len(free):
@@ -445,7 +515,7 @@ def _sandbox_play(
         used |= untrusted[flat_entry]  # -1 (scripted) picks the trailing False
     order = sorted(flags)
     return (
-        {"reasons": [flags[k][1] for k in order]},
+        {"reasons": [flags[k][1] for k in order], "memo": memo},
         {
             "actions": np.ascontiguousarray(store.actions[:, :, :played]),
             "used_rng": used.reshape(batch, n),
@@ -454,6 +524,194 @@ def _sandbox_play(
             "flag_count": np.array([flags[k][2] for k in order], dtype=np.int64),
         },
     )
+
+
+# -- memoisation of deterministic strategies (the worker's side) ---------------------------------
+#
+# A deterministic strategy's answer in round t is a function of its seat and the match so far
+# (every player's actions; payoffs and stock follow from them by the rules).  Per (entry, game),
+# a trie keyed by seat, then by each round's action vector, holds the answers seen so far, kept
+# across the batches this worker plays (a self-play task, a generation of evolution).  A seat
+# follows the trie without an instance while the answers are known; at the first unknown one it
+# is built and replayed over the rounds so far on a private copy of its match's history, then
+# plays on live (and its answers extend the trie).  Results are identical with and without.
+
+#: memo tries: entry key -> [None, {seat: node}], node = [answer or None, {round key: node}]
+_MEMO: dict[tuple[str, tuple[Any, ...]], list[Any]] = {}
+_MEMO_NODES = [0]
+#: the tries are dropped when they hold this many nodes (a bound on the worker's memory)
+MEMO_MAX_NODES = 2_000_000
+#: a seat that misses costs a replay of its match so far, one that never misses saves a whole
+#: match: after MEMO_TRIAL misses from a start node, its seats are followed only while at least
+#: one in MEMO_BREAK_EVEN of them reached the end without a miss (else they are built at once)
+MEMO_TRIAL = 32
+MEMO_BREAK_EVEN = 3
+
+
+def _memo_root(key: str, sig: tuple[Any, ...]) -> list[Any]:
+    if _MEMO_NODES[0] > MEMO_MAX_NODES:
+        _MEMO.clear()
+        _MEMO_NODES[0] = 0
+    root = _MEMO.get((key, sig))
+    if root is None:
+        root = _MEMO[(key, sig)] = [None, {}]
+    return root
+
+
+def _memo_rounds(
+    game: Any,
+    desc: Any,
+    store: Any,
+    gstate: Any,
+    free: np.ndarray,
+    flat_entry: np.ndarray,
+    classes: list[Any],
+    entropies: np.ndarray,
+    scripted: np.ndarray | None,
+    played: int,
+    virtual: dict[int, list[Any]],
+    strategies: list[Any],
+    acts: list[Any],
+    views: list[Any],
+    flag: Any,
+    prog: Any,
+    anonymous: set[int],
+    origin: dict[int, list[Any]],
+) -> tuple[int, int] | int:
+    """The round loop with memoised seats: (answers taken from the memo, memo seat-rounds), or
+    the round after which the integrity check failed."""
+    from mesa_dilemmas.agents.strategies.history import HistoryStore
+
+    n, horizon = game.n_players, game.n_rounds
+    batch = len(flat_entry) // n
+    free_list = free.tolist()
+    # memo seats with an instance: their answers extend the trie
+    tracking: dict[int, list[Any]] = {}
+    private: dict[int, Any] = {}  # seat -> its own copy of its match's history (built on a miss)
+    eligible = len(virtual) * played
+    # seats whose round key is (own action, cooperators) rather than the whole action vector
+    anon_seat = {k for k in virtual if flat_entry[free_list[k]] in anonymous}
+    hits = 0
+    answer_of = ("D", "C")
+    all_free = len(free) == batch * n
+    flat = np.zeros(batch * n, dtype=bool)
+    code = ACTION_CODE
+
+    def materialise(k: int, t: int) -> None:
+        j = free_list[k]
+        b, i = divmod(j, n)
+        prog[SLOT_SEAT] = k
+        cls, params = classes[flat_entry[j]]
+        if t == 0:  # nothing to replay: it plays on the batch's own history, like any seat
+            try:
+                inst = cls.create(desc, (int(entropies[b]), (i,)), params)
+            except BaseException as exc:  # noqa: BLE001
+                flag(k, -1, f"constructor raised {_describe_exc(exc)}")
+                strategies[k], acts[k] = None, _default
+                return
+            strategies[k] = inst
+            act = getattr(inst, "act", None)
+            acts[k] = act if callable(act) else _default
+            return
+        own = HistoryStore(1, n, horizon, with_stock=game.HAS_STOCK)
+        own.copy_match(store, b, t)
+        try:
+            inst = cls.create(desc, (int(entropies[b]), (i,)), params)
+            view = own.player(0, i)
+            for r in range(t):  # replay: the answers are the memo's (the strategy is deterministic)
+                prog[SLOT_ROUND] = r
+                own.seek(r)
+                inst.act(view)
+            own.seek(t)
+        except BaseException as exc:  # noqa: BLE001
+            flag(k, t, f"raised {_describe_exc(exc)} (replaying its match)")
+            strategies[k], acts[k] = None, _default
+            return
+        prog[SLOT_ROUND] = t
+        strategies[k] = inst
+        act = getattr(inst, "act", None)
+        acts[k] = act if callable(act) else _default
+        try:
+            kept = any(v is view for v in vars(inst).values())
+        except BaseException:  # noqa: BLE001
+            kept = True
+        if kept:  # it holds on to its history object: that one must stay current
+            views[k] = view
+            private[k] = (own, b)
+        # else it plays on with the batch's view of the same match (identical from here on)
+
+    for t in range(played):
+        prog[SLOT_ROUND] = t
+        out: list[Any] = []
+        append = out.append
+        for k in range(len(acts)):
+            node = virtual.get(k)
+            if node is not None:
+                if node[0] is not None:
+                    append(answer_of[node[0]])
+                    hits += 1
+                    continue
+                del virtual[k]
+                tracking[k] = node
+                materialise(k, t)
+            prog[SLOT_SEAT] = k
+            try:
+                a = acts[k](views[k])
+            except BaseException as exc:  # noqa: BLE001
+                append(DEFAULT_ACTION)
+                flag(k, t, f"raised {_describe_exc(exc)}")
+                tracking.pop(k, None)
+                continue
+            append(a)
+            node = tracking.get(k)
+            if node is not None and node[0] is None and type(a) is str and a in code:
+                node[0] = int(code[a])  # at once: later seats at the same point take it
+        good = []
+        for k, a in enumerate(out):
+            if type(a) is str and a in code:
+                good.append(code[a])
+            elif isinstance(a, str) and str.__str__(a) in code:
+                good.append(code[str.__str__(a)])
+            else:
+                good.append(False)
+                tracking.pop(k, None)
+                try:
+                    shown = repr(a)[:60]
+                except BaseException:  # noqa: BLE001
+                    shown = f"a {type(a).__name__}"
+                flag(k, t, f"answered {shown}, not 'C' or 'D'")
+        answers = np.array(good, dtype=bool)
+        if all_free:
+            cooperated = answers.reshape(batch, n)
+        else:
+            assert scripted is not None
+            flat[:] = scripted[:, :, t].reshape(-1) > 0
+            flat[free] = answers
+            cooperated = flat.reshape(batch, n)
+        pay, gstate = game.payoffs(cooperated, gstate)
+        store.record(cooperated, pay, gstate)
+        if integrity.changed(_WATCHED):
+            return t
+        for own, b in private.values():
+            own.record(
+                cooperated[b : b + 1], pay[b : b + 1], None if gstate is None else gstate[b : b + 1]
+            )
+        if virtual or tracking:
+            rows = [row.tobytes() for row in cooperated]
+            counts = cooperated.sum(axis=1).tolist()
+            flat_coop = cooperated.reshape(-1).tolist()
+            for seats in (virtual, tracking):
+                for k, node in seats.items():
+                    j = free_list[k]
+                    key = counts[j // n] * 2 + flat_coop[j] if k in anon_seat else rows[j // n]
+                    child = node[1].get(key)
+                    if child is None:
+                        child = node[1][key] = [None, {}]
+                        _MEMO_NODES[0] += 1
+                    seats[k] = child
+    for k, start in origin.items():  # the tally: followed to the end, or built on a miss
+        start[2][0 if k in virtual else 1] += 1
+    return hits, eligible
 
 
 # bindings checked after every round in the worker: taken when the worker imports this module at

@@ -45,7 +45,15 @@ from mesa_dilemmas.dilemmas.binary_game import (
     play_batch,
 )
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
-from mesa_dilemmas.scenarios.self_play import GameParam, map_tasks, prepare_sets
+from mesa_dilemmas.scenarios.self_play import (
+    GameParam,
+    _merge_flags,
+    map_tasks,
+    memo_summary,
+    prepare_sets,
+    screen_sets,
+    without,
+)
 
 if TYPE_CHECKING:
     from mesa_dilemmas.scenarios.config import Scenario
@@ -68,6 +76,9 @@ class CulturalEvolutionOptions(BaseModel):
     runs: Annotated[int, Field(ge=1, le=100_000)] = 100
     rounds: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_ROUNDS
     game_params: dict[str, GameParam] = {}
+    #: screen the sets in the sandbox first and leave out strategies that misbehave (instead of
+    #: letting them play the default action with a flag); the summary lists them
+    exclude_flagged: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> CulturalEvolutionOptions:
@@ -150,6 +161,10 @@ class Evolution:
         pop = opts.population
         self.genes = self.rng.permutation(np.arange(pop) % len(self.sets))
         self.strategies = self._sample_strategies(self.genes)
+        #: strategies the sandbox flagged: name -> [matches flagged, first reason]
+        self.flagged: dict[str, list[Any]] = {}
+        #: memoised answers of deterministic strategies, of the memoisable ones
+        self.memo = [0, 0]
 
     def _sample_strategies(self, genes: np.ndarray) -> np.ndarray:
         return (self.rng.random(len(genes)) * self.sizes[genes]).astype(np.int64)
@@ -167,6 +182,10 @@ class Evolution:
         sets, genes, strat = self.sets, self.genes.tolist(), self.strategies.tolist()
         lineups = [[sets[genes[a]][strat[a]] for a in group] for group in groups.tolist()]
         result = play_batch(self.game, lineups, rng.integers(0, 2**63, size=len(groups)))
+        for flag in result.flags:
+            self.flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1
+        self.memo[0] += result.memo_hits
+        self.memo[1] += result.memo_eligible
         fitness = np.zeros(pop)
         np.add.at(fitness, groups, result.normalised)
         return fitness / opts.games_per_agent
@@ -215,6 +234,8 @@ class EvolutionTask:
     set_paths: tuple[str, ...]
     options: dict[str, Any]
     seed: np.random.SeedSequence
+    #: per set, the strategy names left out (``exclude_flagged``)
+    excluded: tuple[tuple[str, ...], ...] = ()
 
 
 def run_evolution_task(task: EvolutionTask) -> dict[str, Any]:
@@ -222,12 +243,16 @@ def run_evolution_task(task: EvolutionTask) -> dict[str, Any]:
     opts = CulturalEvolutionOptions.model_validate(task.options)
     game = make_game(task.game, task.group_size, opts.rounds, **task.game_params)
     sets = [load_strategy_set(p) for p in task.set_paths]
+    if task.excluded:
+        sets = [without(s, names) for s, names in zip(sets, task.excluded, strict=True)]
     evolution = Evolution(game, sets, opts, task.seed)
     history = list(evolution.generations())
     return {
         "frequencies": np.array([g.frequencies for g in history]),
         "mean_payoff": np.array([g.mean_payoff for g in history]),
         "final": evolution.frequencies,
+        "flagged": evolution.flagged,
+        "memo": evolution.memo,
     }
 
 
@@ -244,12 +269,17 @@ class CulturalEvolutionExperiment:
         params, paths, sets = prepare_sets(
             scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets
         )
+        excluded = (
+            screen_sets(sets, scenario.game, params) if opts.exclude_flagged else [{} for _ in sets]
+        )
         genes = genes_of(sets)
         specs = [(n, r) for n in opts.group_sizes for r in range(opts.runs)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
         dumped = opts.model_dump()
         tasks = [
-            EvolutionTask(scenario.game, params, n, r, paths, dumped, seed)
+            EvolutionTask(
+                scenario.game, params, n, r, paths, dumped, seed, tuple(map(tuple, excluded))
+            )
             for (n, r), seed in zip(specs, seeds, strict=True)
         ]
         outputs = map_tasks(run_evolution_task, tasks, ctx.processes, ctx.progress, "evolution")
@@ -300,6 +330,9 @@ class CulturalEvolutionExperiment:
             "genes": [g.label for g in genes],
             "sets": [s.metadata() for s in sets],
             "table2": table,
+            "flagged_strategies": _merge_flags(outputs),
+            "memo": memo_summary(outputs),
+            "excluded_strategies": {s.name: ex for s, ex in zip(sets, excluded, strict=True)},
         }
         return Results(
             runs=runs,

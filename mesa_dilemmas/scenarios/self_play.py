@@ -87,6 +87,39 @@ def prepare_sets(
     return params, paths, sets
 
 
+def screen_sets(
+    sets: Sequence[StrategySet], game: str, params: dict[str, Any]
+) -> list[dict[str, str]]:
+    """Per set, its strategies that misbehave in the sandbox screen (name -> reason).
+
+    Run before the experiment when ``exclude_flagged`` is on; the tasks then
+    drop them (:func:`without`).  Deterministic: the screen has no timing."""
+    from mesa_dilemmas.dilemmas.strategy_checks import screen_entries
+
+    out = []
+    for strategy_set in sets:
+        found = screen_entries(list(strategy_set), game, params)
+        out.append({strategy_set[i].name: why for i, why in sorted(found.items())})
+        if len(found) == len(strategy_set):
+            from mesa_dilemmas.scenarios.config import ConfigError
+
+            raise ConfigError(
+                f"exclude_flagged: every strategy of set {strategy_set.name!r} misbehaves "
+                f"(first: {next(iter(out[-1].values()))})"
+            )
+    return out
+
+
+def without(strategy_set: StrategySet, names: Sequence[str]) -> StrategySet:
+    """``strategy_set`` minus the strategies named (the excluded offenders)."""
+    if not names:
+        return strategy_set
+    drop = set(names)
+    return StrategySet(
+        **{**strategy_set.__dict__, "entries": [e for e in strategy_set if e.name not in drop]}
+    )
+
+
 def _check_game_params(
     game: str, rounds: int, sizes: Sequence[int], params: dict[str, Any]
 ) -> None:
@@ -121,6 +154,9 @@ class SelfPlayOptions(BaseModel):
     game_params: dict[str, GameParam] = {}
     #: players per engine batch (bounds memory; larger batches amortise numpy calls)
     batch_players: Annotated[int, Field(ge=2, le=1_000_000)] = 16384
+    #: screen the sets in the sandbox first and leave out strategies that misbehave (instead of
+    #: letting them play the default action with a flag); the summary lists them
+    exclude_flagged: bool = False
 
     @field_validator("group_sizes")
     @classmethod
@@ -149,12 +185,17 @@ class SelfPlayTask:
     collective: str
     batch_players: int
     seed: np.random.SeedSequence
+    #: strategy names left out of the (exploitative, collective) sets
+    excluded: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     """Play all samples of one split; returns per-sample arrays and per-round cooperation."""
     game = make_game(task.game, task.n, task.rounds, **task.game_params)
-    sets = {"e": load_strategy_set(task.exploitative), "c": load_strategy_set(task.collective)}
+    sets = {
+        "e": without(load_strategy_set(task.exploitative), task.excluded[0]),
+        "c": without(load_strategy_set(task.collective), task.excluded[1]),
+    }
     rng = np.random.default_rng(task.seed)
     n, nc = task.n, task.n_collective
     ne = n - nc
@@ -166,6 +207,7 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     coop_rounds = np.zeros(task.rounds)
     flagged: dict[str, list[Any]] = {}  # strategy -> [matches flagged, first reason]
     is_coll = np.zeros(n, dtype=bool)
+    memo = [0, 0]  # answers of deterministic strategies taken from the memo, of the memoisable
     done = 0
     while done < task.samples:
         size = min(per_batch, task.samples - done)
@@ -182,6 +224,8 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
         result = play_batch(game, lineups, entropies)
         for flag in result.flags:
             flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1
+        memo[0] += result.memo_hits
+        memo[1] += result.memo_eligible
         norm = result.normalised
         mask = np.array(masks)
         sl = slice(done, done + size)
@@ -200,6 +244,18 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
         "collective_payoff": pay_c,
         "coop_by_round": coop_rounds / task.samples,
         "flagged": flagged,
+        "memo": memo,
+    }
+
+
+def memo_summary(outputs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Memoisation of deterministic strategies over a run's tasks: hits and hit rate."""
+    hits = sum(int(o.get("memo", (0, 0))[0]) for o in outputs)
+    eligible = sum(int(o.get("memo", (0, 0))[1]) for o in outputs)
+    return {
+        "hits": hits,
+        "memoisable_calls": eligible,
+        "hit_rate": hits / eligible if eligible else None,
     }
 
 
@@ -234,6 +290,9 @@ class SelfPlayExperiment:
         sets: dict[str, StrategySet] = dict(
             zip(("exploitative", "collective"), set_list, strict=True)
         )
+        excluded = (
+            screen_sets(set_list, scenario.game, params) if opts.exclude_flagged else [{}, {}]
+        )
         specs = [(n, nc) for n in opts.group_sizes for nc in split_points(n, opts.splits)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
         tasks = [
@@ -248,6 +307,7 @@ class SelfPlayExperiment:
                 paths["collective"],
                 opts.batch_players,
                 seed,
+                (tuple(excluded[0]), tuple(excluded[1])),
             )
             for (n, nc), seed in zip(specs, seeds, strict=True)
         ]
@@ -319,6 +379,8 @@ class SelfPlayExperiment:
             "samples_per_split": opts.samples,
             "by_group_size": per_size,
             "flagged_strategies": _merge_flags(outputs),
+            "memo": memo_summary(outputs),
+            "excluded_strategies": dict(zip(("exploitative", "collective"), excluded, strict=True)),
         }
         return Results(
             runs=runs,

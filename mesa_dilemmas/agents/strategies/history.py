@@ -74,6 +74,24 @@ class HistoryStore:
         self.last_mine = cooperated.ravel().tolist()
         self.round = t + 1
 
+    def copy_match(self, src: HistoryStore, match: int, rounds: int) -> None:
+        """Make match 0 of this (one-match) store hold ``src``'s match ``match`` up to ``rounds``
+        rounds, then rewind to round 0; :meth:`seek` then steps through them (a replay)."""
+        self._actions[0, :, :rounds] = src._actions[match, :, :rounds]
+        self._payoffs[0, :, :rounds] = src._payoffs[match, :, :rounds]
+        self._opp[0, :, :rounds] = src._opp[match, :, :rounds]
+        self._coop[0, :rounds] = src._coop[match, :rounds]
+        if self._stock is not None and src._stock is not None:
+            self._stock[0, : rounds + 1] = src._stock[match, : rounds + 1]
+        self.seek(0)
+
+    def seek(self, t: int) -> None:
+        """Show the history as it was after ``t`` rounds (of what :meth:`copy_match` put here)."""
+        self.round = t
+        if t:
+            self.last_opp = self._opp[:, :, t - 1].ravel().tolist()
+            self.last_mine = self._actions[:, :, t - 1].ravel().tolist()
+
     def player(self, match: int, seat: int) -> PlayerHistory:
         return PlayerHistory(self, match, seat)
 

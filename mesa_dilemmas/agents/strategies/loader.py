@@ -14,12 +14,24 @@ description, its code and metadata.  On disk it is either
       description = "..."
       modules = ["strategies.py"]      # default: every *.py except __init__.py
 
+      [generation]                     # optional, free-form: how the set was made
+      model = "openai:gpt-5-mini"      # (written by ``strategies generate``)
+
       [[strategies]]                   # optional, repeatable
       ref = "tft(0.5)"                 # a reference strategy by spec, or
       class = "Strategy017"            # a class from the modules
+      module = "s017.py"               # optional: the module of ``class`` (same names in
+                                       # several modules)
       name = "..."                     # optional overrides
       description = "..."
       params = { q = 0.7 }
+      deterministic = true             # optional: known from the checks (memoisable)
+      anonymous = true                 # optional: ... and blind to who sits where
+      tries = 2                        # optional record of the writing: implementations
+      failures = ["..."]               # tried, and why the rejected ones failed
+
+      [[rejected]]                     # optional: strategies whose code never passed
+      name = "..."                     # (kept for the record, never loaded)
 
   Without ``class`` entries every :class:`Strategy` subclass defined in the
   modules is included, in definition order; ``ref`` entries are added to them.
@@ -90,6 +102,12 @@ class StrategyEntry:
     class_name: str | None = None
     #: "native" (our Strategy interface) or "published" (paper 002's authors' interface)
     interface: str = "native"
+    #: known from the checks: same answers under any seed, no random draws (None: not known);
+    #: such a strategy's answers may be memoised by history
+    deterministic: bool | None = None
+    #: known from the checks: a deterministic strategy whose answers do not change when the
+    #: other players trade seats (it reads only its own row and aggregates); memoised more widely
+    anonymous: bool | None = None
 
     @property
     def trusted(self) -> bool:
@@ -277,7 +295,17 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
         meta = tomllib.loads(manifest_path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{manifest_path}: not valid TOML: {exc}") from None
-    allowed = {"name", "source", "attitude", "games", "description", "modules", "strategies"}
+    allowed = {
+        "name",
+        "source",
+        "attitude",
+        "games",
+        "description",
+        "modules",
+        "strategies",
+        "generation",
+        "rejected",
+    }
     unknown = set(meta) - allowed
     if unknown:
         raise ValueError(
@@ -291,9 +319,11 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
         else sorted(p for p in path.glob("*.py") if p.name != "__init__.py")
     )
     classes: dict[str, type[Strategy]] = {}
+    by_file: dict[tuple[str, str], type[Strategy]] = {}
     for file in module_files:
         for cls in _import_classes(file, problems):
             classes.setdefault(cls.__name__, cls)
+            by_file[(file.name, cls.__name__)] = cls
     listed = meta.get("strategies", [])
     entries: list[StrategyEntry] = []
     if not any("class" in item for item in listed):
@@ -308,6 +338,11 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
             "attitude",
             "source",
             "games",
+            "module",
+            "deterministic",
+            "anonymous",
+            "tries",
+            "failures",
         }
         if extra or ("ref" in item) == ("class" in item):
             raise ValueError(
@@ -328,11 +363,21 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
                     **{**entry.__dict__, "params": {**entry.params, **item["params"]}}
                 )
         else:
-            if item["class"] not in classes:
+            found = (
+                by_file.get((item["module"], item["class"]))
+                if "module" in item
+                else classes.get(item["class"])
+            )
+            if found is None:
+                if problems is not None and "module" in item:  # its module failed to import
+                    continue
                 raise ValueError(
                     f"{manifest_path}: strategies[{i}]: no class {item['class']!r} in the set's modules"
                 )
-            entry = _entry_from_class(classes[item["class"]], meta, item)
+            entry = _entry_from_class(found, meta, item)
+        for key in ("deterministic", "anonymous"):
+            if isinstance(item.get(key), bool):
+                entry = StrategyEntry(**{**entry.__dict__, key: item[key]})
         entries.append(entry)
     _check_unique(meta["name"], entries)
     return StrategySet(
@@ -479,6 +524,8 @@ def set_description(path: Path) -> dict[str, Any]:
             "set_name": e.set_name,
             "spec": e.spec,
             "interface": e.interface,
+            "deterministic": e.deterministic,
+            "anonymous": e.anonymous,
         }
         if e.spec is None and e.cls is not None:
             item["module"] = str(Path(inspect.getfile(e.cls)).resolve())
@@ -516,6 +563,10 @@ def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
             "games": tuple(_text(g, "games", 100) or "" for g in item.get("games") or ()),
             "set_name": _text(item.get("set_name"), "set_name", 200),
         }
+        deterministic, anonymous = item.get("deterministic"), item.get("anonymous")
+        for value, what in ((deterministic, "deterministic"), (anonymous, "anonymous")):
+            if value is not None and not isinstance(value, bool):
+                raise ValueError(f"sandbox answer: {what} is not a boolean")
         if item.get("spec") is not None:
             entry = StrategyEntry.reference(str(item["spec"]), **common)
             if params:
@@ -530,6 +581,8 @@ def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
                 module=module,
                 class_name=_text(item.get("class"), "class", 200, optional=False),
                 interface="published" if item.get("interface") == "published" else "native",
+                deterministic=deterministic,
+                anonymous=anonymous,
                 **common,  # type: ignore[arg-type]
             )
         entries.append(entry)
