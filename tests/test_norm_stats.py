@@ -52,7 +52,7 @@ def test_numeric_norms_are_standardised_so_random_strategies_are_not_similar():
     for _ in range(200):  # Table 3's initial ranges: e ~ U(0, 1), m ~ U(0.5, 1), g ~ U(2, 8)
         x = np.column_stack([rng.uniform(0, 1, 10), rng.uniform(0.5, 1, 10), rng.uniform(2, 8, 10)])
         sims.append(numeric_norm_structure(x).similarity)
-    assert abs(np.mean(sims) + 1 / 9) < 0.03  # about -1/(N-1), not 0.9
+    assert np.mean(sims) < 0.05 and min(sims) >= 0.0 and max(sims) < 0.5  # near 0, not 0.9
     # nine villagers agree, one deviates: high similarity and perfect alignment of deviations
     x = np.array([[0.5, 0.8, 5.0]] * 9 + [[0.9, 0.6, 7.0]])
     s = numeric_norm_structure(x)

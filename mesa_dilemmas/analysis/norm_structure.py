@@ -106,8 +106,10 @@ def numeric_norm_structure(strategies: np.ndarray) -> NormStructure:
     """Rule villagers' numeric strategies (rows of effort, monitoring, cap), z-scored per column
     across the society (:func:`standardise`), so cosines compare profiles, not scales or means.
 
-    * similarity -- mean pairwise cosine of the z-scored rows: about -1/(N-1) for independent
-      strategies, rising towards 1 as villagers deviate from the average in the same way;
+    * similarity -- the mean pairwise cosine c of the z-scored rows, rescaled from its attainable
+      range [-1/(N-1), 1] to [0, 1]: ((N-1) c + 1) / N, which is |mean of the unit rows|^2.  Near 0
+      for independent strategies (0.01 for ten villagers with Table 3's ranges), rising towards 1
+      as villagers deviate from the average in the same way;
     * alignment -- the z-scored rows sum to zero, so their cosine with the mean is undefined;
       alignment is instead the order parameter of the deviation directions, (lambda - 1/d) /
       (1 - 1/d) with lambda the largest eigenvalue of the mean outer product of the unit rows:
@@ -131,4 +133,6 @@ def numeric_norm_structure(strategies: np.ndarray) -> NormStructure:
     else:
         lam = float(np.linalg.eigvalsh(units.T @ units / len(units))[-1])
         order = (lam - 1.0 / d) / (1.0 - 1.0 / d)
-    return NormStructure(individual_similarity(z), order, "numeric")
+    n = len(z)
+    similarity = ((n - 1) * individual_similarity(z) + 1.0) / n
+    return NormStructure(min(1.0, max(0.0, similarity)), order, "numeric")
