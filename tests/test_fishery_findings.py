@@ -1,9 +1,9 @@
-"""The norms paper's three rule-based validation findings, asserted statistically.
+"""The norms paper's three rule-based validation findings, asserted statistically for the paper's
+model (no sanction learning, beta charged once) at reduced size.
 
-Each test runs the bundled scenario at a reduced size through the same runner a
-user calls, then tests the finding with a significance test on the run tables.
-Sizes were chosen so each effect is far from a coin flip (p-values reported in
-docs/fishery.md for the full-size runs).
+Each test runs the bundled scenario through the same runner a user calls, then tests what the
+model does with a significance test on the run tables.  Where the paper's finding does not
+reproduce, the test asserts what the model does instead (docs/fishery.md explains both).
 """
 
 from __future__ import annotations
@@ -18,46 +18,65 @@ pytestmark = pytest.mark.slow
 
 
 def run(tmp_path, name: str, *overrides: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    out = run_scenario(name, out_dir=tmp_path / "run", overrides=list(overrides), progress=False).out_dir
+    out = run_scenario(
+        name, out_dir=tmp_path / "run", overrides=list(overrides), progress=False
+    ).out_dir
     return pd.read_parquet(out / "runs.parquet"), pd.read_parquet(out / "steps.parquet")
 
 
-def test_punishment_shock_compliance_falls_and_stock_declines_faster(tmp_path):
-    _, steps = run(tmp_path, "fishery/punishment_shock", "replications=40")
-    after = steps[steps["Step"].between(16, 25)]
-    compliance = after.groupby(["penalty", "iteration", "punishment_off_at"])["compliance"].mean().unstack()
-    stock = steps[steps["Step"] == 35].set_index(["penalty", "iteration", "punishment_off_at"])["stock"].unstack()
-    before = steps[steps["Step"] == 15].set_index(["penalty", "iteration", "punishment_off_at"])["stock"].unstack()
+def test_punishment_shock_effort_rises_and_stock_declines_faster(tmp_path):
+    _, steps = run(tmp_path, "fishery/punishment_shock", "replications=100")
+    key = ["penalty", "iteration", "punishment_off_at"]
+    after = (
+        steps[steps["Step"].between(16, 25)]
+        .groupby(key)[["mean_effort", "effort_compliance"]]
+        .mean()
+    )
+    effort, effort_ok = after["mean_effort"].unstack(), after["effort_compliance"].unstack()
+    stock = steps[steps["Step"] == 35].set_index(key)["stock"].unstack()
+    before = steps[steps["Step"] == 15].set_index(key)["stock"].unstack()
     # identical up to the shock: same seeds, same populations (common random numbers)
     pd.testing.assert_series_equal(before[0], before[15], check_names=False)
-    # paired over the 80 (beta, replication) pairs: compliance after the shock is lower without punishment
-    assert compliance[15].mean() < compliance[0].mean() - 0.05
-    assert stats.wilcoxon(compliance[0], compliance[15], alternative="greater").pvalue < 0.001
-    for beta in (10.0, 14.0):
-        kept, off = stock.loc[beta][0], stock.loc[beta][15]
-        assert off.mean() < kept.mean()
-        assert stats.wilcoxon(kept, off, alternative="greater").pvalue < 0.001
+    # paired over the 200 (beta, replication) pairs: without punishment villagers fish harder, fewer
+    # keep their effort within the cap, and the lake is lower ten rounds later
+    assert stats.wilcoxon(effort[15], effort[0], alternative="greater").pvalue < 0.001
+    assert stats.wilcoxon(effort_ok[0], effort_ok[15], alternative="greater").pvalue < 0.01
+    assert stats.wilcoxon(stock[0], stock[15], alternative="greater").pvalue < 0.001
+    assert stock[0].mean() > stock[15].mean() + 10
 
 
-def test_stronger_punishment_lengthens_survival_at_moderate_growth(tmp_path):
-    runs, _ = run(tmp_path, "fishery/beta_growth_sweep", "replications=30",
-                  "grid.penalty=[2.0, 10.0, 18.0]", "grid.growth_rate=[0.3, 0.4]")
-    for r in (0.3, 0.4):
-        cell = runs[runs["growth_rate"] == r]
-        weak = cell[cell["penalty"] == 2.0]["survival_time"]
-        for beta in (10.0, 18.0):
-            strong = cell[cell["penalty"] == beta]["survival_time"]
-            assert strong.mean() > weak.mean() + 5
-            assert stats.mannwhitneyu(strong, weak, alternative="greater").pvalue < 0.01
+def test_punishment_strength_helps_in_harsh_lakes_and_over_enforces_in_rich_ones(tmp_path):
+    runs, _ = run(
+        tmp_path,
+        "fishery/beta_growth_sweep",
+        "replications=30",
+        "grid.penalty=[2.0, 18.0]",
+        "grid.growth_rate=[0.2, 0.3, 0.7]",
+    )
+    t = {key: g["survival_time"] for key, g in runs.groupby(["growth_rate", "penalty"])}
+    for r in (0.2, 0.3):  # stronger punishment lengthens survival when growth is low
+        assert t[(r, 18.0)].mean() > t[(r, 2.0)].mean() + 8
+        assert stats.mannwhitneyu(t[(r, 18.0)], t[(r, 2.0)], alternative="greater").pvalue < 0.001
+    # at r = 0.7 weak punishment survives to the cap; strong punishment kills villagers (not in the paper)
+    assert t[(0.7, 2.0)].mean() > 95
+    assert stats.mannwhitneyu(t[(0.7, 18.0)], t[(0.7, 2.0)], alternative="less").pvalue < 0.001
 
 
-def test_altruists_survive_longest_when_harsh_and_worst_when_rich(tmp_path):
-    runs, _ = run(tmp_path, "fishery/altruism", "replications=40")
+def test_altruists_survive_longest_when_harsh_and_the_rich_lake_ordering_does_not_reproduce(
+    tmp_path,
+):
+    runs, _ = run(tmp_path, "fishery/altruism", "replications=30")
     t = {key: g["survival_time"] for key, g in runs.groupby(["growth_rate", "altruism_ratio"])}
-    for other in (0.0, 0.5):  # harsh: altruists outlast selfish and mixed groups
-        assert stats.mannwhitneyu(t[(0.2, 1.0)], t[(0.2, other)], alternative="greater").pvalue < 0.001
-    for other in (0.0, 0.5):  # rich: altruists do worst
-        assert stats.mannwhitneyu(t[(0.6, 1.0)], t[(0.6, other)], alternative="less").pvalue < 0.01
-    rich_alt = runs[(runs["growth_rate"] == 0.6) & (runs["altruism_ratio"] == 1.0)]
-    # ... because they under-harvest and starve, not because the lake collapses
-    assert (rich_alt["deaths"] > 0).mean() > 0.5 and (rich_alt["stock"] > 150).mean() > 0.9
+    # harsh (r = 0.2): altruists outlast selfish and mixed groups (the paper)
+    for other in (0.0, 0.5):
+        assert (
+            stats.mannwhitneyu(t[(0.2, 1.0)], t[(0.2, other)], alternative="greater").pvalue < 0.001
+        )
+    harsh_alt = runs[(runs["growth_rate"] == 0.2) & (runs["altruism_ratio"] == 1.0)]
+    assert (harsh_alt["deaths"] == 0).all()  # ... by sparing the lake, not through a death
+    # rich (r = 0.6): the paper has mixed (and selfish) groups ahead of altruists; in the paper's model
+    # with the one calibration, altruists keep the lake full and outlive both (docs/fishery.md)
+    for other in (0.0, 0.5):
+        assert (
+            stats.mannwhitneyu(t[(0.6, 1.0)], t[(0.6, other)], alternative="greater").pvalue < 0.01
+        )

@@ -84,7 +84,8 @@ def test_prompts_carry_every_observation_field_and_no_payoff_formula():
         for text in prompts_of(scripts, kind):
             assert "eat 1.0 units of fish per day" in text
             assert "Your personal strategy:" in text and "Shared community policy:" in text
-            assert all(f"villager {v.unique_id}: fishing effort" in text for v in model.villagers) or kind == "norms"
+            assert all(re.search(rf"villager {v.unique_id}(?: \(you\))?: fishing effort", text)
+                       for v in model.villagers) or kind == "norms"
             assert re.search(r"total payoff -?\d", text)
             low = text.lower()
             assert not any(leak in low for leak in LEAKS), [leak for leak in LEAKS if leak in low]
@@ -118,11 +119,42 @@ def test_ogd_sees_no_peer_outcomes_but_votes():
         for d in s.asked:
             if d.kind in ("fishery.effort", "fishery.punish", "fishery.norms"):
                 text = render(d, mode="tags").user
-                ids = {int(x) for x in re.findall(r"- villager (\d+):", text)}
+                ids = {int(x) for x in re.findall(r"- villager (\d+)(?: \(you\))?:", text)}
                 assert ids == {me}, (d.kind, ids)
                 assert "You observe your own fishing effort" in text
     assert sum(d.kind == "fishery.vote" for s in scripts for d in s.asked) == 4
     assert "Shared community policy" in prompts_of(scripts, "effort")[0]
+
+
+@pytest.mark.parametrize(("social_learning", "group_decision"),
+                         [(True, True), (True, False), (False, True), (False, False)],
+                         ids=["Full", "OSL", "OGD", "Neither"])
+def test_each_condition_removes_exactly_its_channel(social_learning, group_decision):
+    """Every prompt says which villager is "you"; the effort, punish and norm-update prompts always
+    show the villager's own recent outcome; peers' outcomes appear iff social learning is on, the
+    shared policy iff the group decision is on."""
+    model, scripts = lake(social_learning=social_learning, group_decision=group_decision)
+    for s, text in zip(scripts, ["Fish less.", "Fish more.", "Fish less.", "Fish more."], strict=True):
+        s.community = text  # two distinct proposals, so a vote is held when there is a group decision
+    model.step()
+    model.step()
+    kinds = {"effort", "punish", "norms"} | ({"vote"} if group_decision else set())
+    assert {d.kind.rsplit(".", 1)[-1] for s in scripts for d in s.asked} == kinds
+    for s in scripts:
+        me = s.agent.unique_id
+        for d in s.asked:
+            kind = d.kind.rsplit(".", 1)[-1]
+            text = render(d, mode="tags", persona=d.agent.persona, round_=d.step).user
+            assert f"You are villager {me}," in text
+            assert ("Shared community policy" in text) == group_decision, kind
+            if kind == "vote":
+                continue
+            own = re.findall(rf"- villager {me} \(you\): fishing effort (\S+), total payoff (\S+)", text)
+            assert len(own) == 1, (kind, text)  # one's own recent outcome, always, exactly once
+            assert float(own[0][0]) == pytest.approx(d.observation["own_effort"], abs=0.005)
+            peers = {int(x) for x in re.findall(r"- villager (\d+):", text)}  # rows not marked (you)
+            assert bool(peers) == social_learning, (kind, peers)
+            assert me not in peers
 
 
 def test_vote_duplicates_collapse_and_ties_are_random_among_leaders():

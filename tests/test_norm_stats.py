@@ -46,6 +46,34 @@ def test_numeric_norms():
     assert s.similarity == pytest.approx(1.0) and s.embedder == "numeric"
 
 
+def test_numeric_norms_are_standardised_so_random_strategies_are_not_similar():
+    rng = np.random.default_rng(0)
+    sims = []
+    for _ in range(200):  # Table 3's initial ranges: e ~ U(0, 1), m ~ U(0.5, 1), g ~ U(2, 8)
+        x = np.column_stack([rng.uniform(0, 1, 10), rng.uniform(0.5, 1, 10), rng.uniform(2, 8, 10)])
+        sims.append(numeric_norm_structure(x).similarity)
+    assert np.mean(sims) < 0.05 and min(sims) >= 0.0 and max(sims) < 0.5  # near 0, not 0.9
+    # nine villagers agree, one deviates: high similarity and perfect alignment of deviations
+    x = np.array([[0.5, 0.8, 5.0]] * 9 + [[0.9, 0.6, 7.0]])
+    s = numeric_norm_structure(x)
+    assert s.similarity > 0.5 and s.alignment == pytest.approx(1.0)
+    # a scale change of one column changes nothing (standardised)
+    y = x * np.array([1.0, 1.0, 100.0])
+    assert numeric_norm_structure(y).similarity == pytest.approx(s.similarity)
+
+
+def test_numeric_norms_zero_variance_columns():
+    # a column on which everyone agrees carries no disagreement: the result equals the one without it
+    rng = np.random.default_rng(1)
+    x = np.column_stack([rng.uniform(0, 1, 8), np.full(8, 0.7), rng.uniform(2, 8, 8)])
+    with_col, without = numeric_norm_structure(x), numeric_norm_structure(x[:, [0, 2]])
+    assert with_col.similarity == pytest.approx(without.similarity)
+    assert with_col.alignment == pytest.approx(without.alignment)
+    same = numeric_norm_structure(np.tile([0.4, 0.7, 5.0], (5, 1)))
+    assert same.similarity == 1.0 and same.alignment == 1.0
+    assert np.isnan(numeric_norm_structure(np.array([[0.4, 0.7, 5.0]])).similarity)
+
+
 def _balanced_data(seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []

@@ -58,9 +58,10 @@ def embed(texts: Sequence[str], embedder: str = "tfidf") -> np.ndarray:
     if embedder == "tfidf":
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        if not any(t.strip() for t in texts):
+        try:
+            return TfidfVectorizer().fit_transform(list(texts)).toarray()
+        except ValueError:  # no word of two or more letters in any text
             return np.zeros((len(texts), 1))
-        return TfidfVectorizer().fit_transform(list(texts)).toarray()
     if embedder == "sentence":
         try:
             from sentence_transformers import SentenceTransformer
@@ -92,12 +93,46 @@ def text_norm_structure(texts: Sequence[str], embedder: str = "tfidf") -> NormSt
     return NormStructure(individual_similarity(vectors), alignment(vectors), embedder)
 
 
-def numeric_norm_structure(strategies: np.ndarray) -> NormStructure:
-    """Rule villagers' numeric strategies (rows of effort, monitoring, cap), standardised per column
-    across the society then shifted positive, so cosines compare profiles, not scales."""
+def standardise(strategies: np.ndarray) -> np.ndarray:
+    """Columns as z-scores across the society, (x - mean) / sd.  A column with zero variance
+    (everyone holds the same value) carries no disagreement and becomes all zeros."""
     x = np.asarray(strategies, dtype=float)
-    if len(x) == 0:
+    sd = x.std(axis=0)
+    centred = x - x.mean(axis=0)
+    return np.divide(centred, sd, out=np.zeros_like(x), where=sd > 1e-12)
+
+
+def numeric_norm_structure(strategies: np.ndarray) -> NormStructure:
+    """Rule villagers' numeric strategies (rows of effort, monitoring, cap), z-scored per column
+    across the society (:func:`standardise`), so cosines compare profiles, not scales or means.
+
+    * similarity -- the mean pairwise cosine c of the z-scored rows, rescaled from its attainable
+      range [-1/(N-1), 1] to [0, 1]: ((N-1) c + 1) / N, which is |mean of the unit rows|^2.  Near 0
+      for independent strategies (0.01 for ten villagers with Table 3's ranges), rising towards 1
+      as villagers deviate from the average in the same way;
+    * alignment -- the z-scored rows sum to zero, so their cosine with the mean is undefined;
+      alignment is instead the order parameter of the deviation directions, (lambda - 1/d) /
+      (1 - 1/d) with lambda the largest eigenvalue of the mean outer product of the unit rows:
+      0 when deviations point every way, 1 when they all lie on one axis.
+
+    A society in which every column has zero variance (all strategies identical) has
+    similarity = alignment = 1; fewer than two villagers give nan."""
+    x = np.asarray(strategies, dtype=float)
+    if len(x) < 2:
         return NormStructure(float("nan"), float("nan"), "numeric")
-    scale = np.abs(x).max(axis=0)
-    scaled = np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)
-    return NormStructure(individual_similarity(scaled), alignment(scaled), "numeric")
+    z = standardise(x)
+    live = np.abs(z).sum(axis=0) > 0
+    if not live.any():
+        return NormStructure(1.0, 1.0, "numeric")
+    z = z[:, live]
+    units = _unit_rows(z)
+    units = units[np.linalg.norm(units, axis=1) > 0]
+    d = z.shape[1]
+    if d == 1 or len(units) == 0:
+        order = 1.0
+    else:
+        lam = float(np.linalg.eigvalsh(units.T @ units / len(units))[-1])
+        order = (lam - 1.0 / d) / (1.0 - 1.0 / d)
+    n = len(z)
+    similarity = ((n - 1) * individual_similarity(z) + 1.0) / n
+    return NormStructure(min(1.0, max(0.0, similarity)), order, "numeric")

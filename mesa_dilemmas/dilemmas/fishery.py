@@ -9,11 +9,12 @@ One round (Sec. 3.1 of the paper), in phase order:
    other living villagers (and the public table of efforts and payoffs) and may
    punish one villager: the punished pays beta, the punisher gamma.  A rule
    villager inspects its drawn peer with probability m and, if that peer's
-   harvest exceeds the group norm G, punishes with probability p.  Punishment
-   can be switched off from round ``punishment_off_at`` (the "shock").  With
-   ``sanction_learning`` > 0 a punished villager also learns individually from the
-   sanction: it cuts its effort propensity by the fraction min(1, sanction_learning *
-   beta) -- the heavier the fine, the larger the correction.
+   harvest exceeds the group norm G, punishes with probability p.  A punished
+   villager pays beta once however many punished it (the paper's indicator V;
+   ``fine_per_punisher=True`` charges beta per punisher).  Punishment can be
+   switched off from round ``punishment_off_at`` (the "shock").  Our addition, off
+   by default: with ``sanction_learning`` > 0 a punished rule villager also cuts its
+   effort propensity by the fraction min(1, sanction_learning * beta).
 3. ``settle``   -- wealth P += round payoff; a villager whose wealth falls below 0
    starves and is removed; the payoff moving average used for imitation is
    updated; the lake regrows logistically, R += r R (1 - R / K).
@@ -27,8 +28,14 @@ One round (Sec. 3.1 of the paper), in phase order:
    distinct proposals go to a plurality vote (ties broken at random), the
    winner is broadcast verbatim, and G becomes the cap it states, if any.
 
-Survival time T_s is the first round with R <= R_min or a death; efficiency is
-the mean over rounds 1..T_s of total harvest / H_opt with H_opt = r K / 4.
+Survival time T_s is the first round with R <= R_min or a death (with GovSim's
+``regrowth="doubling"`` the lake is checked after the harvest, before it doubles);
+efficiency is the mean over rounds 1..T_s of total harvest / H_opt with H_opt = r K / 4
+(K / 2 for doubling); ``govsim_efficiency`` is GovSim's 1 - max(0, H - catch) / H with
+H = H_opt * ``efficiency_horizon``.  Compliance is the share with h <= G;
+``effort_compliance`` the share with e <= G / (alpha K), the effort meeting G in a full lake.  A text
+policy that states no single per-villager cap leaves G unchanged and adds one to
+``cap_unparsed``.
 
 Parameters the paper leaves open (alpha, c, R_min, the initial wealth, m, delta,
 sigma, the EMA weight, the revision rate) are keyword parameters here with the
@@ -120,8 +127,9 @@ class FisheryModel(DilemmaModel):
     GAME: ClassVar[str] = "fishery"
     #: the metrics summarised per grid cell (mean, s.e.m.) in summary.json
     RUN_METRICS: ClassVar[tuple[str, ...]] = (
-        "survival_time", "efficiency", "collapsed", "compliance", "mean_effort", "stock", "deaths",
-        "punishments", "wealth_gini", "norm_similarity", "norm_alignment",
+        "survival_time", "efficiency", "govsim_efficiency", "collapsed", "compliance", "effort_compliance",
+        "mean_effort", "stock", "deaths", "punishments", "wealth_gini", "norm_similarity", "norm_alignment",
+        "cap_unparsed",
     )
     PHASES: ClassVar[tuple[str, ...]] = ("harvest", "punish", "settle", "learn", "govern")
     PROMPTS_DIR: ClassVar[Any] = prompts_dir()
@@ -155,7 +163,9 @@ class FisheryModel(DilemmaModel):
         payoff_ema: Annotated[float, Field(gt=0.0, le=1.0)] = 0.5,
         revision_rate: Fraction = 0.3,
         respect_personal_cap: bool = False,
-        sanction_learning: Annotated[float, Field(ge=0.0, le=1.0)] = 0.03,
+        sanction_learning: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0,
+        fine_per_punisher: bool = False,
+        efficiency_horizon: Annotated[int, Field(ge=1)] = 12,
         social_learning: bool = True,
         group_decision: bool = True,
         proposal_form: Literal["number", "text"] = "number",
@@ -189,6 +199,8 @@ class FisheryModel(DilemmaModel):
         self.revision_rate = revision_rate
         self.respect_personal_cap = respect_personal_cap
         self.sanction_learning = sanction_learning
+        self.fine_per_punisher = fine_per_punisher
+        self.efficiency_horizon = efficiency_horizon
         self.social_learning = social_learning
         self.group_decision = group_decision
         self.proposal_form = proposal_form
@@ -245,6 +257,11 @@ class FisheryModel(DilemmaModel):
         self.efficiency_sum = 0.0
         self.efficiency = 0.0
         self.compliance = 1.0
+        self.effort_compliance = 1.0
+        self.stock_after_harvest = self.stock
+        self.cumulative_harvest = 0.0
+        self.govsim_efficiency = 0.0
+        self.cap_unparsed = 0
         self.mean_effort = float(self.effort.mean())
         self.wealth_gini = 0.0
         self.n_alive = n
@@ -265,6 +282,9 @@ class FisheryModel(DilemmaModel):
                 "efficiency_t": "efficiency_now",
                 "efficiency": "efficiency",
                 "compliance": "compliance",
+                "effort_compliance": "effort_compliance",
+                "govsim_efficiency": "govsim_efficiency",
+                "cap_unparsed": "cap_unparsed",
                 "mean_effort": "mean_effort",
                 "group_norm": "group_norm",
                 "wealth_gini": "wealth_gini",
@@ -361,8 +381,9 @@ class FisheryModel(DilemmaModel):
         if total > self.stock:  # cannot catch more fish than there are: scale catches down
             self.harvest *= self.stock / total
             total = self.stock
-        self.stock = max(0.0, self.stock - total)
+        self.stock = self.stock_after_harvest = max(0.0, self.stock - total)
         self.total_harvest = total
+        self.cumulative_harvest += total
         self.round_payoff[:] = 0.0
         self.round_payoff[slots] = self.harvest[slots] - self.consumption
         self.punished[:] = 0
@@ -397,12 +418,15 @@ class FisheryModel(DilemmaModel):
             if target == NO_ONE:
                 continue
             victim = by_id[int(target)]
-            self.round_payoff[v.slot] -= self.punish_cost
-            self.round_payoff[victim.slot] -= self.penalty
+            self.round_payoff[v.slot] -= self.punish_cost  # gamma * B, B an indicator
             self.punished[victim.slot] += 1
             self.punishments += 1
-        if self.sanction_learning:  # individual learning: a sanctioned villager fishes less
-            hit = self.punished > 0
+        # beta * V with V the indicator "was punished this round" (paper 003, Sec. 3.1.2): one fine
+        # however many punish; ``fine_per_punisher`` (our option) charges beta per punisher instead
+        fined = self.punished if self.fine_per_punisher else (self.punished > 0)
+        self.round_payoff -= self.penalty * fined
+        if self.sanction_learning:  # our addition (off by default): a sanctioned rule villager fishes less
+            hit = (self.punished > 0) & ~self.language  # an LLM villager's drawn effort is only its fallback
             cut = min(1.0, self.sanction_learning * self.penalty)
             self.strategy_effort[hit] *= 1.0 - cut
 
@@ -449,13 +473,16 @@ class FisheryModel(DilemmaModel):
 
     def _strategy_view(self, v: Villager) -> dict[str, Any]:
         s = v.slot
-        return {"id": v.unique_id, "effort": float(self.strategy_effort[s]), "monitoring": float(self.monitor[s]),
+        effort = self.effort[s] if self.language[s] else self.strategy_effort[s]
+        return {"id": v.unique_id, "effort": float(effort), "monitoring": float(self.monitor[s]),
                 "norm": float(self.norm[s]), "payoff": float(self.payoff_avg[s])}
 
     def _copy_strategy(self, i: int, k: int) -> None:
-        """Adopt k's (e, m, g) with Gaussian mutation, clipped to each component's range."""
+        """Adopt k's (e, m, g) with Gaussian mutation, clipped to each component's range.  An LLM
+        villager's e is the effort it actually played (its drawn effort is only a fallback)."""
         noise = self.rng.normal(0.0, 1.0, size=3)
-        self.strategy_effort[i] = min(1.0, max(0.0, self.strategy_effort[k] + self.mutation_sd * noise[0]))
+        effort = self.effort[k] if self.language[k] else self.strategy_effort[k]
+        self.strategy_effort[i] = min(1.0, max(0.0, effort + self.mutation_sd * noise[0]))
         self.monitor[i] = min(1.0, max(0.0, self.monitor[k] + self.mutation_sd * noise[1]))
         self.norm[i] = max(0.0, self.norm[k] + self.norm_mutation_sd * noise[2])
 
@@ -515,6 +542,8 @@ class FisheryModel(DilemmaModel):
             cap = stated_cap(winner)
             if cap is not None:
                 self.group_norm = cap
+            else:  # the policy states no single per-villager cap in fish: G stays, and we count it
+                self.cap_unparsed += 1
         if not self.norm_history or self.norm_history[-1][1] != self.shared_policy:
             self.norm_history.append((self.round, self.shared_policy))
 
@@ -526,6 +555,10 @@ class FisheryModel(DilemmaModel):
         self.efficiency_now = self.total_harvest / self.h_opt if self.h_opt > 0 else 0.0
         if n_alive:
             self.compliance = float((self.harvest[alive] <= self.group_norm + 1e-12).mean())
+            # effort-based: e <= G / (alpha K), the effort that meets G in a full lake.  (At the round's
+            # own stock this would equal h <= G, which rises as the lake empties whatever villagers do.)
+            allowed = self.group_norm / (self.catchability * self.capacity)
+            self.effort_compliance = float((self.effort[alive] <= allowed + 1e-12).mean())
             self.mean_effort = float(self.effort[alive].mean())
             self.wealth_gini = gini(self.wealth[alive])
         else:
@@ -536,7 +569,13 @@ class FisheryModel(DilemmaModel):
             self.efficiency_sum += self.efficiency_now
             self.survival_time = self.round
             self.efficiency = self.efficiency_sum / self.round
-            if self.stock <= self.collapse_threshold or n_alive < self.n_agents:
+            # GovSim's efficiency: 1 - max(0, H - total catch) / H with H the optimal catch over the
+            # horizon (K/2 per month x 12 months = 600 fish for its lake of 100)
+            best = self.h_opt * self.efficiency_horizon
+            self.govsim_efficiency = 1.0 - max(0.0, best - self.cumulative_harvest) / best if best > 0 else 0.0
+            # GovSim checks the lake after the harvest, before the remainder doubles
+            stock = self.stock_after_harvest if self.regrowth == "doubling" else self.stock
+            if stock <= self.collapse_threshold or n_alive < self.n_agents:
                 self.collapsed = True
         if self.collapsed and self.stop_at_collapse:
             self.running = False

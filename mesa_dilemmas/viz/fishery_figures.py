@@ -20,10 +20,13 @@ def _mean_ci(steps: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def punishment_shock(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
-    """Compliance and stock over time, punishment kept (solid) vs switched off (dashed) per beta."""
+    """Harvest- and effort-based compliance, stock and effort over time, punishment kept (solid) vs
+    switched off (dashed) per beta."""
     shock = max(int(v) for v in scenario.grid.get("punishment_off_at", [scenario.params.get("punishment_off_at", 0)]))
-    panels = [("compliance", "compliance (share with h <= G)"), ("stock", "lake stock R(t)"),
-              ("mean_effort", "mean effort")]
+    panels = [("compliance", "compliance (share with h <= G)"),
+              ("effort_compliance", "effort compliance (e <= G / (alpha K))"),
+              ("stock", "lake stock R(t)"), ("mean_effort", "mean effort")]
+    panels = [(col, label) for col, label in panels if col in steps]  # runs recorded before a reporter existed
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8))
     betas = sorted(steps["penalty"].unique()) if "penalty" in steps else [scenario.params.get("penalty")]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -74,23 +74,50 @@ def close_models() -> None:
 
 #: integer ranges up to this size become an enum, so the grammar enforces them too
 MAX_ENUM_RANGE = 256
+#: a real range becomes an enum of its values at the finest of these steps that gives at most
+#: MAX_ENUM_RANGE + 1 values ([0, 1] -> 0.0, 0.01, ..., 1.0); wider ranges stay unbounded
+REAL_STEPS = (0.01, 0.05, 0.1, 0.5, 1.0)
+#: llama.cpp builds a bounded repetition (a string's maxLength, an array's maxItems) as nested
+#: optional groups and refuses (or, at ~20,000, crashes on) more than about 1,000 of them; longer
+#: bounds are left open in the grammar -- max_tokens stops the reply and the validator checks it
+GRAMMAR_MAX_REPEAT = 800
+
+
+def _real_enum(low: float, high: float) -> list[float] | None:
+    for step in REAL_STEPS:
+        first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+        if 0 <= last - first <= MAX_ENUM_RANGE:
+            digits = max(0, -math.floor(math.log10(step)))
+            return [round(k * step, digits) for k in range(first, last + 1)]
+    return None
 
 
 def grammar_schema(schema: Any) -> Any:
-    """The schema as llama.cpp's grammar converter can enforce it.
+    """The schema as llama.cpp's grammar converter can enforce it, and build.
 
     The converter ignores ``minimum``/``maximum``; a small integer range is therefore
-    spelled out as an ``enum`` (0..10 -> [0, 1, ..., 10]).  Larger ranges and real
-    numbers keep their bounds for the validator (and the corrective retry) to enforce."""
+    spelled out as an ``enum`` (0..10 -> [0, 1, ..., 10]), and so is a real range at a
+    step of 0.01 or coarser ([0, 1] -> [0.0, 0.01, ..., 1.0]).  Larger ranges keep their
+    bounds for the validator (and the corrective retry) to enforce.  String lengths and
+    array sizes above ``GRAMMAR_MAX_REPEAT`` are left unbounded in the grammar."""
     if isinstance(schema, list):
         return [grammar_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
     out = {k: grammar_schema(v) for k, v in schema.items()}
-    if out.get("type") == "integer" and "minimum" in out and "maximum" in out:
-        low, high = math.ceil(out["minimum"]), math.floor(out["maximum"])
-        if 0 <= high - low < MAX_ENUM_RANGE:
-            return {"enum": list(range(low, high + 1))}
+    kind = out.get("type")
+    if kind in ("integer", "number") and "minimum" in out and "maximum" in out:
+        if kind == "integer":
+            low, high = math.ceil(out["minimum"]), math.floor(out["maximum"])
+            if 0 <= high - low < MAX_ENUM_RANGE:
+                return {"enum": list(range(low, high + 1))}
+        elif (values := _real_enum(float(out["minimum"]), float(out["maximum"]))) is not None:
+            return {"enum": values}
+    for low_key, high_key in (("minLength", "maxLength"), ("minItems", "maxItems")):
+        if out.get(high_key, 0) > GRAMMAR_MAX_REPEAT:
+            del out[high_key]
+        if out.get(low_key, 0) > GRAMMAR_MAX_REPEAT:
+            out[low_key] = GRAMMAR_MAX_REPEAT
     return out
 
 
