@@ -91,6 +91,10 @@ def judge_shock_compliance(run_dir: Path) -> Verdict:
     return _judge_shock(run_dir, "compliance", range(16, 26), 2)
 
 
+def judge_shock_effort_compliance(run_dir: Path) -> Verdict:
+    return _judge_shock(run_dir, "effort_compliance", range(16, 26), 3)
+
+
 def judge_shock_stock(run_dir: Path) -> Verdict:
     return _judge_shock(run_dir, "stock", range(30, 36), 1)
 
@@ -388,6 +392,7 @@ def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
 
 CLAIMS = [
     Claim("003", "Fig. 2", "Switching punishment off at t = 15 lowers compliance with the group norm over the next ten rounds", "shock", judge_shock_compliance),
+    Claim("003", "Fig. 2", "The same, read as effort compliance (efforts at or below the one that meets the cap at the current stock; ours, next to the harvest-based reading)", "shock", judge_shock_effort_compliance),
     Claim("003", "Fig. 2", "Without punishment the fish stock declines faster than with punishment kept", "shock", judge_shock_stock),
     Claim("003", "Fig. 3", "Stronger punishment lengthens the group's survival at moderate growth rates", "beta_r", judge_beta_survival),
     Claim("003", "Fig. 12", "In a harsh lake all-altruistic groups survive longer than all-selfish ones", "altruism", judge_altruism_harsh),
