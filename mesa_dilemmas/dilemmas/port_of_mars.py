@@ -284,8 +284,8 @@ class PortOfMarsModel(DilemmaModel):
         roles: Annotated[Sequence[str], Field(max_length=5)] = (),
         meeting: bool = True,
         meeting_writer: Literal["rule", "llm"] = "rule",
-        meeting_chars: Annotated[int, Field(ge=200, le=4000)] = 1200,
-        summary_chars: Annotated[int, Field(ge=40, le=1000)] = 240,
+        meeting_chars: Annotated[int, Field(ge=200, le=1000)] = 900,
+        summary_chars: Annotated[int, Field(ge=40, le=400)] = 240,
         leadership: Leadership = "none",
         leader_seat: Annotated[int, Field(ge=-1, le=4)] = -1,
         events_in_first_round: bool = False,
@@ -318,6 +318,9 @@ class PortOfMarsModel(DilemmaModel):
         self.summary_chars = summary_chars
         self.meetings_held = 0
         self.meeting_fallbacks = 0
+        writer = self.population.roles.get("meeting")
+        #: the writer states offers and needs as data only when it is a rule writer
+        self.meeting_market = writer is None or writer.kind == "rule"
         if meeting and self.broker.narrator is None:
             self.broker.narrator = self.population.build(
                 self.population.roles.get("meeting"),

@@ -2,7 +2,9 @@
 
 1. ``port_of_mars.meeting`` writes the whole conversation (at most ``meeting_chars``
    characters), optionally with each role's pledge of coins to port health (at most the coins
-   that role holds) and the resources each offers and needs.
+   that role holds); a rule writer also lists the resources each offers and needs
+   (``meeting_market``; an LLM writer is not asked for them, which keeps its prompt and
+   grammar small).
 2. ``port_of_mars.meeting_summaries`` writes one short note per role (at most
    ``summary_chars`` characters each; in tags mode one tag per role inside ``<SUMMARIES>``).
 
@@ -69,23 +71,19 @@ def meeting_spec(model: PortOfMarsModel) -> StructSpec:
     needs.  Every string is bounded so a local grammar stays small."""
     roles = frozenset(model.roles)
     coins = {p.role: max(0, p.coins) for p in model.players}
-    return StructSpec(
-        {
-            "conversation": TextSpec(max_chars=model.meeting_chars),
-            "pledges": StructSpec(
-                {r: NumberSpec(0, coins[r], integer=True) for r in model.roles}, optional=roles
-            ),
-            "offers": StructSpec(
+    fields: dict[str, Any] = {
+        "conversation": TextSpec(max_chars=model.meeting_chars),
+        "pledges": StructSpec(
+            {r: NumberSpec(0, coins[r], integer=True) for r in model.roles}, optional=roles
+        ),
+    }
+    if model.meeting_market:
+        for key in ("offers", "needs"):
+            fields[key] = StructSpec(
                 {r: ListSpec(ChoiceSpec(RESOURCES), max_items=5) for r in model.roles},
                 optional=roles,
-            ),
-            "needs": StructSpec(
-                {r: ListSpec(ChoiceSpec(RESOURCES), max_items=5) for r in model.roles},
-                optional=roles,
-            ),
-        },
-        optional=frozenset({"pledges", "offers", "needs"}),
-    )
+            )
+    return StructSpec(fields, optional=frozenset(fields) - {"conversation"})
 
 
 def summaries_spec(model: PortOfMarsModel) -> StructSpec:

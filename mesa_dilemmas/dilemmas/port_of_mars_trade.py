@@ -86,8 +86,8 @@ class TradeOfferSpec(StructSpec):
             held = self.holdings()
             if isinstance(give, Mapping):
                 for r, n in give.items():
-                    if r in held and isinstance(n, int | float) and n > held[r]:
-                        raise InvalidAnswer(f"you offered {n:g} {r} but hold only {held[r]}")
+                    if r in RESOURCES and isinstance(n, int | float) and n > held.get(r, 0):
+                        raise InvalidAnswer(f"you offered {n:g} {r} but hold only {held.get(r, 0)}")
             if isinstance(give, Mapping) and isinstance(receive, Mapping):
                 both = sorted(r for r in RESOURCES if give.get(r) and receive.get(r))
                 if both:
@@ -134,8 +134,9 @@ class TradeOfferSpec(StructSpec):
 def offer_spec(partners: Sequence[str], holdings: Mapping[str, int]) -> TradeOfferSpec:
     """The spec of one offer by a player holding ``holdings`` to one of ``partners``."""
     optional = frozenset(RESOURCES)
+    held = [r for r in RESOURCES if holdings[r] > 0]  # only what the sender holds can be given
     give = StructSpec(
-        {r: NumberSpec(0, holdings[r], integer=True) for r in RESOURCES}, optional=optional
+        {r: NumberSpec(0, holdings[r], integer=True) for r in held}, optional=frozenset(held)
     )
     receive = StructSpec(
         {r: NumberSpec(0, MAX_UNITS_ASKED, integer=True) for r in RESOURCES}, optional=optional
