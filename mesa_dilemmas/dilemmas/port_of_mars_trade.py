@@ -94,6 +94,8 @@ class TradeOfferSpec(StructSpec):
                     raise InvalidAnswer(
                         f"{both[0]} is on both sides of the offer; a resource goes on one side only"
                     )
+            if isinstance(give, Mapping):  # zeros of resources not held are no offer (idempotent)
+                answer = {**answer, "give": {r: n for r, n in give.items() if n or r in held}}
         out = super().validate(answer)
         give, receive = clean_bundle(out.get("give")), clean_bundle(out.get("receive"))
         if not any(give.values()) and not any(receive.values()):
