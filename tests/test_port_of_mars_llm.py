@@ -274,3 +274,50 @@ def test_dirty_cards_round_counts_cards():
     p = m.players[0]
     p.dirty_cards_round = 2
     assert m.final_metrics()["dirty_cards_round"] == 2
+
+
+GRAMMAR_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from test_port_of_mars_llm import collected_decisions
+from mesa_dilemmas.llm import bundled_model_path
+from mesa_dilemmas.llm.answers import native_schema
+from mesa_dilemmas.llm.backends.local import grammar_schema, load_model
+
+llm, lock = load_model(str(bundled_model_path()), 512, 1, 64)
+built = []
+for kind, ds in sorted(collected_decisions().items()):
+    for d in ds[:2]:
+        schema = grammar_schema(native_schema(d.spec, reasoning=True, max_chars=800))
+        llm.reset()
+        llm.create_chat_completion(
+            messages=[{"role": "user", "content": "ok"}], max_tokens=1,
+            response_format={"type": "json_object", "schema": schema},
+        )
+    built.append(kind)
+print("BUILT", json.dumps(built))
+"""
+
+
+@pytest.mark.slow
+def test_every_decision_grammar_builds_on_the_local_model():
+    """llama.cpp crashes (segfault) on a grammar it cannot build, e.g. a 20,000-character
+    string: build every Port of Mars decision's grammar in a child process."""
+    import subprocess
+
+    from llm_fixtures import LOCAL_MISSING
+
+    if LOCAL_MISSING:
+        pytest.skip(LOCAL_MISSING)
+    tests = Path(__file__).parent
+    env = {**__import__("os").environ, "PYTHONPATH": str(tests.parent)}
+    result = subprocess.run(
+        [sys.executable, "-c", GRAMMAR_SCRIPT, str(tests)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    built = json.loads(result.stdout.split("BUILT", 1)[1])
+    assert set(built) == set(TAGS)

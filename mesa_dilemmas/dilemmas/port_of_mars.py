@@ -85,20 +85,17 @@ kind are data in ``port_of_mars_prompts/``.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-import numpy as np
 from mesa import DataCollector
 from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import (
     ChoiceSpec,
-    Decision,
     ListSpec,
     NumberSpec,
 )
@@ -107,7 +104,6 @@ from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Group, Population, population_table
 from mesa_dilemmas.dilemmas import port_of_mars_text as text
 from mesa_dilemmas.dilemmas.base import DilemmaModel
-from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.port_of_mars_cards import (
     RESOURCES,
     ROLES,
@@ -126,10 +122,11 @@ from mesa_dilemmas.dilemmas.port_of_mars_events import (
     resolve_event,
 )
 from mesa_dilemmas.dilemmas.port_of_mars_meeting import run_meeting
+from mesa_dilemmas.dilemmas.port_of_mars_metrics import Metrics
+from mesa_dilemmas.dilemmas.port_of_mars_observe import Observations
 from mesa_dilemmas.dilemmas.port_of_mars_prompts import PROMPTS_DIR
 from mesa_dilemmas.dilemmas.port_of_mars_specs import budget_spec
 from mesa_dilemmas.dilemmas.port_of_mars_trade import (
-    TRADE_KINDS,
     TradeOffer,
     execute,
     offer_spec,
@@ -192,7 +189,7 @@ class PomPlayer:
         return {r: n - self.resources[r] for r, n in card.cost if self.resources[r] < n}
 
 
-class PortOfMarsModel(DilemmaModel):
+class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     """Port of Mars with five players whose decisions all go through the decision broker."""
 
     GAME: ClassVar[str] = "port_of_mars"
@@ -519,169 +516,6 @@ class PortOfMarsModel(DilemmaModel):
         self.winners = []
         self.running = False
 
-    # -- observations -----------------------------------------------------
-    def leadership_info(self, seat: int) -> dict[str, Any]:
-        """What ``seat`` is told about leadership under the variant (paper Sec. 4.4)."""
-        if self.leader is None:
-            return {"leader": None, "you_are_leader": False}
-        leader_role = self.roles[self.leader]
-        is_leader = seat == self.leader
-        if self.leadership == "vanilla":
-            return {"leader": leader_role if is_leader else None, "you_are_leader": is_leader}
-        if self.leadership == "announce":
-            return {"leader": leader_role, "you_are_leader": is_leader}
-        # unaware: everyone but the leader knows
-        return {"leader": None if is_leader else leader_role, "you_are_leader": False}
-
-    def public_roles(self) -> dict[str, dict[str, Any]]:
-        """Every role's specialty and what it can buy (public; built once, shared read-only)."""
-        cached = getattr(self, "_public_roles", None)
-        if cached is not None:
-            return cached
-        self._public_roles: dict[str, dict[str, Any]] = {
-            role: {
-                "specialty": spec.specialty,
-                "can_buy": list(spec.producible),
-                "trade_only": list(spec.trade_only),
-            }
-            for role, spec in self.specs.items()
-        }
-        return self._public_roles
-
-    def round_events_public(self) -> list[dict[str, Any]]:
-        return self.ongoing_shown + [c.public() for c in self.events_round]
-
-    def audit_view(self) -> dict[str, Any]:
-        return {
-            p.role: {
-                "resources": dict(p.resources),
-                "accomplishments": [c.public() for c in p.hand],
-                "completed": [c.name for c in p.purchased],
-                "port_health_coins_this_round": p.health_coins_round,
-                "resources_bought_this_round": dict(p.bought_round),
-            }
-            for p in self.players
-        }
-
-    def spare(self, p: PomPlayer) -> dict[str, int]:
-        """Units held beyond what the current goal needs (what a player could trade away)."""
-        card = p.hand_card(p.goal) if p.goal else None
-        cost = card.cost_dict if card is not None else {}
-        return {r: n - cost.get(r, 0) for r, n in p.resources.items() if n > cost.get(r, 0)}
-
-    def goal_missing(self, p: PomPlayer) -> dict[str, int]:
-        card = p.hand_card(p.goal) if p.goal else None
-        return p.missing_for(card) if card is not None else {}
-
-    def observe(self, seat: int, **extra: Any) -> dict[str, Any]:
-        """Everything ``seat`` may see now, as plain data in the paper's player-facing terms."""
-        p = self.players[seat]
-        spec = self.role_spec(seat)
-        costs = self.coin_costs(seat)
-        obs: dict[str, Any] = {
-            "game": "Port of Mars",
-            "round": self.round,
-            "role": p.role,
-            "specialty": spec.specialty,
-            "coin_costs": costs,
-            "port_health_coin_cost": self.health_cost(),
-            "trade_only": [r for r in RESOURCES if r not in costs],
-            "coins": p.coins,
-            "coins_per_round": self.COINS_PER_ROUND,
-            "port_health": self.health,
-            "port_health_after_wear": self.health_after_wear,
-            "wear_per_round": self.WEAR,
-            "two_events_below": self.TWO_EVENTS_BELOW,
-            "three_events_below": self.THREE_EVENTS_BELOW,
-            "n_events": self.n_events,
-            "events": self.round_events_public(),
-            "event_outcomes": list(self.effects.log),
-            "markets_open": not self.effects.trade_closed,
-            "points": p.points,
-            "points_by_role": {q.role: q.points for q in self.players},
-            "resources": dict(p.resources),
-            "accomplishments": [c.public() for c in p.hand],
-            "completed": [c.name for c in p.purchased],
-            "goal": p.goal,
-            "goal_missing": self.goal_missing(p),
-            "health_plan": p.health_plan,
-            "port_health_coins_this_round": p.health_coins_round,
-            "port_health_coins_last_round": (
-                p.health_coins_by_round[-1] if p.health_coins_by_round else None
-            ),
-            "must_spend_all_on_port_health": seat in self.effects.forced_full_health,
-            "roles": self.public_roles(),
-            "leadership": self.leadership_info(seat),
-            "meeting_held": self.meeting_held,
-            "meeting_summary": self.meeting_summaries.get(p.role) if self.meeting_held else None,
-            "meeting_pledges": dict(self.pledges) if self.meeting_held and self.pledges else None,
-            "meeting_market": self.market if self.meeting_held else None,
-            "last_round": self.last_round,
-        }
-        if self.effects.audit:
-            obs["audit"] = self.audit_view()
-        obs.update(extra)
-        return obs
-
-    def rules_numbers(self) -> dict[str, Any]:
-        """The numbers the rules text quotes (``port_of_mars_prompts/parts/rules.txt``)."""
-        return {
-            "max_health": self.MAX_HEALTH,
-            "start_health": self.START_HEALTH,
-            "wear": self.WEAR,
-            "coins": self.COINS_PER_ROUND,
-            "health_per_coin": 1,
-            "two_events_below": self.TWO_EVENTS_BELOW,
-            "three_events_below": self.THREE_EVENTS_BELOW,
-            "leadership": self.leadership,
-        }
-
-    def player_texts(self, seat: int, obs: dict[str, Any]) -> dict[str, Any]:
-        """The texts an LLM player's templates read (:mod:`.port_of_mars_text`)."""
-        hc = obs["port_health_coin_cost"]
-        return {
-            "briefing": text.briefing(obs, self.seats[seat].persona, self.rules_numbers()),
-            "situation": text.situation(obs),
-            "prices": text.prices_text(obs),
-            "health_per_coin": "1" if hc == 1 else f"1/{hc}",
-        }
-
-    def decision(
-        self,
-        seat: int,
-        kind: str,
-        spec: Any,
-        fallback: Any,
-        meta: dict[str, Any] | None = None,
-        **extra: Any,
-    ) -> Decision:
-        obs = self.observe(seat, **extra)
-        obs.update(self.player_texts(seat, obs))
-        return Decision(
-            kind=kind,
-            spec=spec,
-            observation=obs,
-            agent=self.seats[seat],
-            step=self.round,
-            fallback=fallback,
-            meta=meta or {},
-        )
-
-    def event_decision(
-        self,
-        seat: int,
-        kind: str,
-        spec: Any,
-        *,
-        fallback: Any,
-        card: EventCard,
-        question: str,
-        **extra: Any,
-    ) -> Decision:
-        """A decision an event demands; the observation names the event and the question."""
-        event = {"id": card.id, **card.public(), "question": question, **extra}
-        return self.decision(seat, kind, spec, fallback, meta={"event": card.id}, event=event)
-
     # -- phases -----------------------------------------------------------
     def phase_new_round(self) -> None:
         """Reset coins and round effects, refill hands, apply wear and tear."""
@@ -1004,119 +838,6 @@ class PortOfMarsModel(DilemmaModel):
                 self.health_history.append(self.health)
         super().end_of_round()
 
-    # -- metrics ----------------------------------------------------------
-    def final_points(self, p: PomPlayer) -> int:
-        """Points as scored: 0 for everyone when the port collapsed."""
-        return 0 if self.collapsed else p.points
-
-    def player_record(self, p: PomPlayer) -> dict[str, Any]:
-        persona = self.seats[p.seat].persona
-        return {
-            "seat": p.seat,
-            "role": p.role,
-            "label": p.label,
-            "svo_angle": persona.svo_angle,
-            "cultural_group": persona.cultural_group,
-            "traits": list(persona.traits),
-            "policy": self.seats[p.seat].policy_name,
-            "points": p.points,
-            "final_points": self.final_points(p),
-            "winner": p.seat in self.winners,
-            "leader": p.seat == self.leader,
-            "health_coins_total": p.health_coins_total,
-            "health_coins_by_round": list(p.health_coins_by_round),
-            "resources": dict(p.resources),
-            "resources_bought_total": p.resources_bought_total,
-            "cards_bought": p.cards_bought,
-            "cards_returned": p.cards_returned,
-            "dirty_cards_bought": p.dirty_cards_bought,
-            "dirty_health_cost": p.dirty_health_cost,
-            "dirty_taken": p.dirty_taken,
-            "dirty_opportunities": p.dirty_opportunities,
-            "pct_dirty": (100.0 * p.dirty_taken / p.dirty_opportunities)
-            if p.dirty_opportunities
-            else None,
-            "personal_gain_yes": p.personal_gain_yes,
-            "trades_proposed": {k: p.trades_proposed[k] for k in TRADE_KINDS},
-            "trades_accepted": {k: p.trades_accepted[k] for k in TRADE_KINDS},
-            "trades_received": p.trades_received,
-            "trades_received_accepted": p.trades_received_accepted,
-            "trades_received_rejected": p.trades_received_rejected,
-        }
-
-    def _model_reporters(self) -> dict[str, Any]:
-        def total(attr: str):
-            return lambda m: sum(getattr(p, attr) for p in m.players)
-
-        def pct_dirty(m: PortOfMarsModel) -> float:
-            opps = sum(p.dirty_opportunities for p in m.players)
-            return 100.0 * sum(p.dirty_taken for p in m.players) / opps if opps else float("nan")
-
-        reporters: dict[str, Any] = {
-            "round": lambda m: m.round,
-            "port_health": lambda m: m.health,
-            "events_drawn": lambda m: len(m.events_round),
-            "events_this_round": lambda m: "|".join(e["name"] for e in m.round_events_public()),
-            "events_drawn_total": lambda m: m.events_drawn_total,
-            "health_coins_round": total("health_coins_round"),
-            "health_coins_total": total("health_coins_total"),
-            "dirty_cards_round": lambda m: sum(p.dirty_cards_round for p in m.players),
-            "dirty_cards_total": total("dirty_cards_bought"),
-            "dirty_health_cost_total": total("dirty_health_cost"),
-            "dirty_taken": total("dirty_taken"),
-            "dirty_opportunities": total("dirty_opportunities"),
-            "pct_dirty": pct_dirty,
-            "alive": lambda m: not m.collapsed,
-            "game_over": lambda m: m.game_over,
-            "survived": lambda m: m.survived,
-            "collapsed": lambda m: m.collapsed,
-            "collapse_round": lambda m: float(m.collapse_round) if m.collapsed else float("nan"),
-            "n_rounds": lambda m: m.n_rounds_total,
-            "points_mean": lambda m: float(np.mean([p.points for p in m.players])),
-            "final_points_mean": lambda m: float(np.mean([m.final_points(p) for p in m.players])),
-            "gini_points": lambda m: gini([p.points for p in m.players]),
-            "winners": lambda m: "|".join(m.roles[s] for s in m.winners),
-            "n_winners": lambda m: len(m.winners),
-            "winner_labels": lambda m: "|".join(m.players[s].label for s in m.winners),
-            "trades_proposed": lambda m: len(m.trades),
-            "trades_accepted": lambda m: sum(o.status == "accepted" for o in m.trades),
-            "trades_round": lambda m: len(m.round_offers),
-            "leader_role": lambda m: "" if m.leader is None else m.roles[m.leader],
-            "leader_label": lambda m: "" if m.leader is None else m.players[m.leader].label,
-            "meetings_held": lambda m: m.meetings_held,
-            "meeting_fallbacks": lambda m: m.meeting_fallbacks,
-            "events_json": lambda m: json.dumps(dict(sorted(m.event_counts.items()))),
-            "players_json": lambda m: json.dumps([m.player_record(p) for p in m.players]),
-        }
-        for kind in TRADE_KINDS:
-            reporters[f"trades_proposed_{kind}"] = lambda m, k=kind: sum(
-                o.kind == k for o in m.trades
-            )
-            reporters[f"trades_accepted_{kind}"] = lambda m, k=kind: sum(
-                o.kind == k and o.status == "accepted" for o in m.trades
-            )
-        for role in ROLES:
-            reporters[f"points_{role}"] = lambda m, r=role: m.players[m.roles.index(r)].points
-            reporters[f"health_coins_{role}"] = lambda m, r=role: (
-                m.players[m.roles.index(r)].health_coins_round
-            )
-        for seat in range(self.N_PLAYERS):
-            reporters[f"seat{seat}_label"] = lambda m, s=seat: m.players[s].label
-            reporters[f"seat{seat}_role"] = lambda m, s=seat: m.players[s].role
-            reporters[f"seat{seat}_points"] = lambda m, s=seat: m.players[s].points
-            reporters[f"seat{seat}_health_coins"] = lambda m, s=seat: (
-                m.players[s].health_coins_total
-            )
-            reporters[f"seat{seat}_dirty_taken"] = lambda m, s=seat: m.players[s].dirty_taken
-            reporters[f"seat{seat}_dirty_opportunities"] = lambda m, s=seat: (
-                m.players[s].dirty_opportunities
-            )
-            reporters[f"seat{seat}_winner"] = lambda m, s=seat: s in m.winners
-        return reporters
-
-    def final_metrics(self) -> dict[str, Any]:
-        """The per-run summary (same values as the last DataCollector row)."""
-        return {k: f(self) for k, f in self._model_reporters().items()}
 
 
 __all__ = ["PomPlayer", "PortOfMarsModel"]
