@@ -605,7 +605,10 @@ def test_rule_players_respond_to_what_they_are_told_about_leadership(
 
 def test_announced_leadership_changes_rule_play():
     runs = {
-        v: [_run(s, leadership=v, leader_seat=4).final_metrics()["health_coins_total"] for s in range(4)]
+        v: [
+            _run(s, leadership=v, leader_seat=4).final_metrics()["health_coins_total"]
+            for s in range(4)
+        ]
         for v in ("none", "announce")
     }
     assert runs["none"] != runs["announce"]

@@ -7,13 +7,12 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from llm_fixtures import llm_env  # noqa: E402,F401
+from llm_fixtures import llm_env  # noqa: E402, F401, F811
 from llm_servers.responder import NormalizedRequest, Reply, scripted_reply  # noqa: E402
 from llm_servers.wire import WireServer  # noqa: E402
 
@@ -136,7 +135,9 @@ def test_corrective_messages_say_exactly_what_was_wrong():
     spec = budget_spec({"port_health": 1, "science": 2, "culture": 3}, 10)
     with pytest.raises(InvalidAnswer, match=r"you spent 13 of your 10 coins"):
         spec.validate({"port_health": 4, "science": 3, "culture": 1})
-    offer = offer_spec(["Curator"], {"culture": 2, "finance": 0, "government": 0, "legacy": 0, "science": 1})
+    offer = offer_spec(
+        ["Curator"], {"culture": 2, "finance": 0, "government": 0, "legacy": 0, "science": 1}
+    )
     with pytest.raises(InvalidAnswer, match="science is on both sides"):
         offer.validate({"to": "Curator", "give": {"science": 1}, "receive": {"science": 2}})
     with pytest.raises(InvalidAnswer, match="you offered 3 culture but hold only 2"):
@@ -188,7 +189,7 @@ def _over_budget_then_legal(log: list[str]):
     return respond
 
 
-def test_an_over_budget_answer_gets_a_precise_corrective_reask(llm_env):
+def test_an_over_budget_answer_gets_a_precise_corrective_reask(llm_env):  # noqa: F811
     log: list[str] = []
     with WireServer(responder=_over_budget_then_legal(log)) as server:
         llm = f"openai:test-model@{server.url}/v1"
@@ -200,7 +201,9 @@ def test_an_over_budget_answer_gets_a_precise_corrective_reask(llm_env):
     assert len(log) == 2
     assert "you spent 13 of your 10 coins" in log[1]
     assert '<RESOURCE>{"port_health": 3' in log[1]  # the legal example, not the generic one
-    stats = {r["kind"]: r for r in m.broker.stats.records() if r["agent_id"] == m.seats[0].unique_id}
+    stats = {
+        r["kind"]: r for r in m.broker.stats.records() if r["agent_id"] == m.seats[0].unique_id
+    }
     invest = stats["port_of_mars.invest"]
     assert (invest["parse_failures"], invest["retries"], invest["fallbacks"]) == (1, 1, 0)
     assert m.players[0].health_coins_total == 4
@@ -212,11 +215,13 @@ def _meeting_writer_that_fails(req: NormalizedRequest) -> Reply:
     return scripted_reply(req)
 
 
-def test_a_failed_llm_meeting_is_counted_and_reported(llm_env):
+def test_a_failed_llm_meeting_is_counted_and_reported(llm_env):  # noqa: F811
     with WireServer(responder=_meeting_writer_that_fails) as server:
         llm = f"openai:test-model@{server.url}/v1"
         m = PortOfMarsModel(
-            rng=2, n_rounds=1, players={"roles": {"meeting": {"llm": llm, "llm_options": {"answer_mode": "tags"}}}}
+            rng=2,
+            n_rounds=1,
+            players={"roles": {"meeting": {"llm": llm, "llm_options": {"answer_mode": "tags"}}}},
         )
         m.step()
     metrics = m.final_metrics()
@@ -227,14 +232,16 @@ def test_a_failed_llm_meeting_is_counted_and_reported(llm_env):
 def _summaries(req: NormalizedRequest) -> Reply:
     if "<SUMMARIES>" in req.last_user:  # per-role tags inside the answer tag
         roles = re.search(r"For each player \(([^)]*)\)", req.last_user).group(1).split(", ")
-        inner = "".join(f"<{r}>You said you would give {i} coins.</{r}>" for i, r in enumerate(roles))
+        inner = "".join(
+            f"<{r}>You said you would give {i} coins.</{r}>" for i, r in enumerate(roles)
+        )
         return Reply(f"<SUMMARIES>{inner}</SUMMARIES>")
     if "<MEETING>" in req.last_user:
         return Reply('<MEETING>{"conversation": "Curator: I give 5. Pioneer: I give 3."}</MEETING>')
     return scripted_reply(req)
 
 
-def test_llm_meeting_two_calls_with_per_role_tags(llm_env):
+def test_llm_meeting_two_calls_with_per_role_tags(llm_env):  # noqa: F811
     with WireServer(responder=_summaries) as server:
         llm = f"openai:test-model@{server.url}/v1"
         m = PortOfMarsModel(
@@ -254,8 +261,9 @@ def test_llm_meeting_two_calls_with_per_role_tags(llm_env):
 def test_no_event_decisions_after_the_port_collapsed():
     asked_after: list[str] = []
     for seed in range(40):
-        m = PortOfMarsModel(rng=seed, events_in_first_round=True, preset="traits",
-                            traits=["selfish"] * 5)
+        m = PortOfMarsModel(
+            rng=seed, events_in_first_round=True, preset="traits", traits=["selfish"] * 5
+        )
         ask_all = m.broker.ask_all
 
         def spy(ds, m=m, ask_all=ask_all):

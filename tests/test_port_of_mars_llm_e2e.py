@@ -103,9 +103,11 @@ def test_llm_svo_runs_on_the_embedded_model(local_run):
     assert {"port_of_mars.meeting", "port_of_mars.health_plan", "port_of_mars.invest"} <= kinds
     calls = pd.read_parquet(out / "llm_calls.parquet")
     assert calls["error"].isna().all()  # no context overflow, no grammar failure
-    assert summary["overall"]["meetings_held"]["mean"] + summary["overall"]["meeting_fallbacks"][
-        "mean"
-    ] >= 1  # the meeting was held, or its fall-back is reported
+    assert (
+        summary["overall"]["meetings_held"]["mean"]
+        + summary["overall"]["meeting_fallbacks"]["mean"]
+        >= 1
+    )  # the meeting was held, or its fall-back is reported
 
 
 @needs_local

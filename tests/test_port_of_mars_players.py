@@ -262,7 +262,11 @@ def test_rule_narrator_pledges_cover_the_projected_shortfall():
             Decision(
                 "port_of_mars.meeting_summaries",
                 None,
-                {"roles": m.roles, "conversation": answer["conversation"], "pledges": answer["pledges"]},
+                {
+                    "roles": m.roles,
+                    "conversation": answer["conversation"],
+                    "pledges": answer["pledges"],
+                },
             )
         )
         assert set(notes) == set(m.roles)

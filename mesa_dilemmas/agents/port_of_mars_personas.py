@@ -244,8 +244,6 @@ def params_for(persona: Persona) -> PlayerParams:
     return params
 
 
-
-
 __all__ = [
     "CULTURAL_GROUPS",
     "CULTURAL_PRESETS",

@@ -556,6 +556,7 @@ class ReferenceBotPolicy(RulePolicy):
         order = ("Curator", "Entrepreneur", "Pioneer", "Politician", "Researcher")
         return next(r for r in order if r != me and r in points)
 
+
 def _rule_player(**kw: Any) -> Policy:
     """The persona-driven rule player (the online game's bot for a bot persona)."""
     persona = kw.get("persona")

@@ -588,7 +588,10 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             who.append(p)
             decisions.append(
                 self.decision(
-                    p.seat, "port_of_mars.health_plan", NumberSpec(0, p.coins, integer=True), p.coins // 2
+                    p.seat,
+                    "port_of_mars.health_plan",
+                    NumberSpec(0, p.coins, integer=True),
+                    p.coins // 2,
                 )
             )
         for p, plan in zip(who, self.ask_all(decisions), strict=True):
@@ -785,7 +788,10 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             who.append(p)
             decisions.append(
                 self.decision(
-                    p.seat, "port_of_mars.discard", ListSpec(ChoiceSpec(names), max_items=len(names)), []
+                    p.seat,
+                    "port_of_mars.discard",
+                    ListSpec(ChoiceSpec(names), max_items=len(names)),
+                    [],
                 )
             )
         for p, names in zip(who, self.ask_all(decisions), strict=True):
@@ -837,7 +843,6 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             if len(self.health_history) < self.round:
                 self.health_history.append(self.health)
         super().end_of_round()
-
 
 
 __all__ = ["PomPlayer", "PortOfMarsModel"]

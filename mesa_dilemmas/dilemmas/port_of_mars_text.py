@@ -116,9 +116,7 @@ def briefing(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str
 
 
 def card_line(card: Mapping[str, Any]) -> str:
-    harm = (
-        f"; HARMS THE PORT: -{card['port_health_cost']} port health" if card.get("dirty") else ""
-    )
+    harm = f"; HARMS THE PORT: -{card['port_health_cost']} port health" if card.get("dirty") else ""
     return f"- {card['name']}: needs {bundle_text(card['cost'])}; {card['points']} points{harm}"
 
 
