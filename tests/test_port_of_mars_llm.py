@@ -39,6 +39,7 @@ TAGS = {
     "port_of_mars.keep_resources": "KEEP",
     "port_of_mars.meeting": "MEETING",
     "port_of_mars.meeting_summaries": "SUMMARIES",
+    "port_of_mars.speak": "SAY",
 }
 
 
@@ -46,7 +47,9 @@ def collected_decisions(seeds=range(6), rounds: int = 4) -> dict[str, list[Decis
     """Every decision rule games ask, by kind (events from round 1, meeting on)."""
     out: dict[str, list[Decision]] = {}
     for seed in seeds:
-        m = PortOfMarsModel(rng=seed, events_in_first_round=True, leadership="announce")
+        m = PortOfMarsModel(
+            rng=seed, events_in_first_round=True, leadership="announce", meeting_turns=seed % 2
+        )
         ask_all = m.broker.ask_all
 
         def spy(ds, ask_all=ask_all):
@@ -256,6 +259,20 @@ def test_llm_meeting_two_calls_with_per_role_tags(llm_env):  # noqa: F811
     assert m.observe(seat)["meeting_summary"].startswith("You said you would give")
     assert m.last_round["meeting_summaries"] == m.meeting_summaries
     assert m.meeting_fallbacks == 0 and m.meetings_held == 1
+
+
+def test_turn_by_turn_meeting_every_player_speaks_then_notes_are_written():
+    m = PortOfMarsModel(rng=5, meeting_turns=2, n_rounds=2)
+    m.step()
+    lines = m.meeting_conversation.splitlines()
+    assert [line.split(": ")[0] for line in lines] == [p.role for p in m.players] * 2
+    assert m.pledges is None and m.meetings_held == 1
+    for p in m.players:
+        note = m.meeting_summaries[p.role]
+        assert note.startswith("You said: I plan to put") and len(note) <= m.summary_chars
+    seat_stats = m.broker.stats.by_kind()
+    assert seat_stats["port_of_mars.speak"]["asked"] == 10
+    assert "port_of_mars.meeting" not in seat_stats  # the writer only writes the notes
 
 
 def test_no_event_decisions_after_the_port_collapsed():

@@ -111,6 +111,17 @@ class PortOfMarsRuleNarrator(RulePolicy):
         """Each player's note: its own pledge and the group's total."""
         obs = decision.observation
         pledges = obs.get("pledges") or {}
+        if not pledges:  # a turn-by-turn meeting: each note repeats what that player said
+            said = {role: [] for role in obs["roles"]}
+            for line in obs["conversation"].splitlines():
+                role, _, text = line.partition(": ")
+                if role in said:
+                    said[role].append(text)
+            limit = obs.get("summary_chars", 240)
+            return {
+                role: (f"You said: {' '.join(lines)}"[:limit] if lines else "You said nothing.")
+                for role, lines in said.items()
+            }
         total = sum(pledges.values())
         plan = next(
             (line for line in obs["conversation"].splitlines() if line.startswith("All agree")),

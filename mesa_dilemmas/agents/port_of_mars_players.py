@@ -188,6 +188,16 @@ class PortOfMarsRulePolicy(RulePolicy):
             plan += pp.conformity * (pledge - plan)
         return int(min(coins, max(0, round(plan))))
 
+    def speak(self, decision: Decision) -> str:
+        """A turn in a turn-by-turn meeting: its health plan and what its goal still needs."""
+        obs = decision.observation
+        need = self.wanted(obs)
+        needs = ", ".join(f"{n} {r}" for r, n in sorted(need.items())) or "nothing"
+        return (
+            f"I plan to put {self.health_plan(decision)} coins into port health this round. "
+            f"For my next accomplishment I still need {needs}."
+        )
+
     def goal_plan(self, decision: Decision) -> str:
         obs = decision.observation
         cards = obs["accomplishments"]
@@ -494,6 +504,9 @@ class ReferenceBotPolicy(RulePolicy):
         spec_cost = obs["coin_costs"].get(obs["specialty"])
         units = int(0.5 * coins / spec_cost) if spec_cost else 0
         return coins - units * (spec_cost or 0)
+
+    def speak(self, decision: Decision) -> str:
+        return f"I will put {self.health_plan(decision)} coins into port health."
 
     def goal_plan(self, decision: Decision) -> str:
         return decision.spec.options[0]

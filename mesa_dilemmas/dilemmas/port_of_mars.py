@@ -283,6 +283,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         meeting_writer: Literal["rule", "llm"] = "rule",
         meeting_chars: Annotated[int, Field(ge=200, le=1000)] = 900,
         summary_chars: Annotated[int, Field(ge=40, le=400)] = 240,
+        meeting_turns: Annotated[int, Field(ge=0, le=3)] = 0,
         leadership: Leadership = "none",
         leader_seat: Annotated[int, Field(ge=-1, le=4)] = -1,
         events_in_first_round: bool = False,
@@ -313,6 +314,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         )
         self.meeting_chars = meeting_chars
         self.summary_chars = summary_chars
+        self.meeting_turns = meeting_turns
         self.meetings_held = 0
         self.meeting_fallbacks = 0
         writer = self.population.roles.get("meeting")

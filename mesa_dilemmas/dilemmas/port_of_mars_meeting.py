@@ -14,6 +14,10 @@ earlier meetings -- never a player's hand or needs (``meeting_brief``).  The rul
 (:mod:`mesa_dilemmas.agents.port_of_mars_narrator`) also reads ``players[*].needs/spare``:
 its conversation *is* the players stating their needs, a modelling choice of the rule baseline.
 
+Our addition, off by default: ``meeting_turns = N`` replaces the first call by a turn-by-turn
+meeting in which every player speaks in seat order N times (one ``port_of_mars.speak`` decision
+per utterance, each seeing the transcript so far); the writer then writes the notes as above.
+
 Who writes: the population's ``roles.meeting`` (``meeting_writer = "rule" | "llm"`` is the
 shorthand).  A call that falls back (no valid answer) leaves the round without a meeting or
 without notes; both are counted (``meeting_fallbacks`` in the run metrics and summary.json).
@@ -39,6 +43,9 @@ if TYPE_CHECKING:
     from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
 
 MEETING_KINDS = ("port_of_mars.meeting", "port_of_mars.meeting_summaries")
+#: the utterance of one player in a turn-by-turn meeting
+SPEAK_KIND = "port_of_mars.speak"
+UTTERANCE_CHARS = 300
 #: what the writer may not see: each seat's private state
 PRIVATE_KEYS = (
     "role",
@@ -137,8 +144,41 @@ def _fallbacks(model: PortOfMarsModel, kind: str) -> int:
     return 0 if row is None else row[3]
 
 
+def turn_meeting(model: PortOfMarsModel) -> str:
+    """Our alternative to the written meeting (``meeting_turns >= 1``): every player speaks in
+    seat order, ``meeting_turns`` times, one ``port_of_mars.speak`` decision per utterance
+    (at most ``UTTERANCE_CHARS`` characters), each seeing the transcript so far.  A player whose
+    answer falls back says nothing."""
+    lines: list[str] = []
+    for turn in range(model.meeting_turns):
+        for p in model.players:
+            said = model.ask(
+                model.decision(
+                    p.seat,
+                    SPEAK_KIND,
+                    TextSpec(max_chars=UTTERANCE_CHARS),
+                    "",
+                    meeting_turn=turn + 1,
+                    transcript_text="\n".join(lines) or "(nobody has spoken yet)",
+                    utterance_chars=UTTERANCE_CHARS,
+                )
+            )
+            if said and said.strip():
+                lines.append(f"{p.role}: {' '.join(said.split())}")
+    return "\n".join(lines)
+
+
 def run_meeting(model: PortOfMarsModel) -> None:
-    """Both calls of the round's meeting; sets the model's meeting state."""
+    """The round's meeting (written, or turn by turn) and its notes; sets the meeting state."""
+    if model.meeting_turns:
+        conversation = turn_meeting(model)
+        model.meeting_held = bool(conversation)
+        model.meeting_conversation = conversation or None
+        model.pledges = None
+        model.market = None
+        if model.meeting_held:
+            write_notes(model, conversation)
+        return
     before = _fallbacks(model, MEETING_KINDS[0])
     answer = model.ask(
         Decision(
@@ -162,8 +202,12 @@ def run_meeting(model: PortOfMarsModel) -> None:
         for key in ("offers", "needs")
     }
     model.market = market if any(market.values()) else None
-    if not model.meeting_held:
-        return
+    if model.meeting_held:
+        write_notes(model, conversation)
+
+
+def write_notes(model: PortOfMarsModel, conversation: str) -> None:
+    """The second writer call: one note per role, carried into the next round."""
     model.meetings_held += 1
     before = _fallbacks(model, MEETING_KINDS[1])
     summaries = model.ask(
