@@ -50,6 +50,7 @@ def collected_decisions(seeds=range(6), rounds: int = 4) -> dict[str, list[Decis
         m = PortOfMarsModel(
             rng=seed, events_in_first_round=True, leadership="announce", meeting_turns=seed % 2
         )
+        m.texts_for_all = True
         ask_all = m.broker.ask_all
 
         def spy(ds, ask_all=ask_all):

@@ -315,6 +315,8 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.meeting_chars = meeting_chars
         self.summary_chars = summary_chars
         self.meeting_turns = meeting_turns
+        #: render the player texts for rule seats too (tests, inspection); LLM seats always get them
+        self.texts_for_all = False
         self.meetings_held = 0
         self.meeting_fallbacks = 0
         writer = self.population.roles.get("meeting")

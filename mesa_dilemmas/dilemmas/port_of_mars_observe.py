@@ -3,8 +3,9 @@
 :meth:`Observations.observe` is everything a seat may know now, as plain data in the paper's
 player-facing names (coins, port health, resources, events, accomplishments); the number of
 rounds is never in it.  :meth:`Observations.decision` adds the texts LLM players read
-(:mod:`.port_of_mars_text`: the briefing and the situation).  Leadership only changes what each
-seat is told (:meth:`Observations.leadership_info`).  A mixin of
+(:mod:`.port_of_mars_text`: the briefing and the situation) for policies that read text
+(``Policy.reads_text``; ``texts_for_all = True`` renders them for every seat).  Leadership
+only changes what each seat is told (:meth:`Observations.leadership_info`).  A mixin of
 :class:`~mesa_dilemmas.dilemmas.port_of_mars.PortOfMarsModel`.
 """
 
@@ -161,7 +162,8 @@ class Observations:
         **extra: Any,
     ) -> Decision:
         obs = self.observe(seat, **extra)
-        obs.update(self.player_texts(seat, obs))
+        if self.texts_for_all or getattr(self.seats[seat].policy, "reads_text", False):
+            obs.update(self.player_texts(seat, obs))
         return Decision(
             kind=kind,
             spec=spec,

@@ -44,6 +44,7 @@ class LLMPolicy(Policy):
 
     is_async = True
     strict = False
+    reads_text = True
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings, run_seed: int | None = None) -> None:
         self.spec = spec
