@@ -206,15 +206,21 @@ def test_efforts_wasted_gives_back_a_completed_accomplishment_and_its_points():
 
 
 def test_hero_gives_four_specialty_units():
-    m = model_with({"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:hero": "Researcher"})
+    m = model_with(
+        {"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:hero": "Researcher"}
+    )
     reveal(m, "heroOrPariah")
     assert m.players[4].resources["science"] == 4
     assert "Hero: Researcher" in m.observe(0)["event_outcomes"]
 
 
 def test_pariah_loses_everything_and_hero_needs_three_votes():
-    answers = [{"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:pariah": "Curator"}] * 2
-    answers += [{"port_of_mars.vote:hero_or_pariah": "Pariah", "port_of_mars.vote:pariah": "Curator"}] * 3
+    answers = [
+        {"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:pariah": "Curator"}
+    ] * 2
+    answers += [
+        {"port_of_mars.vote:hero_or_pariah": "Pariah", "port_of_mars.vote:pariah": "Curator"}
+    ] * 3
     m = model_with(answers)
     m.players[0].resources.update({"culture": 5, "science": 2})
     reveal(m, "heroOrPariah")
@@ -286,7 +292,9 @@ def test_out_of_commission_leaves_the_role_three_coins(role):
 
 
 def test_personal_gain_six_coins_per_yes_and_six_port_health_each():
-    answers = [{"port_of_mars.event_choice:personalGain": a} for a in ("yes", "no", "yes", "no", "no")]
+    answers = [
+        {"port_of_mars.event_choice:personalGain": a} for a in ("yes", "no", "yes", "no", "no")
+    ]
     m = model_with(answers)
     reveal(m, "personalGain")
     assert [p.coins for p in m.players] == [16, 10, 16, 10, 10]
