@@ -12,7 +12,11 @@ from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_
 from mesa_dilemmas.scenarios.runner import RunStopped
 
 #: modules that add command groups (each exposes ``register(subparsers)``)
-ANALYSE_MODULES: tuple[str, ...] = ("mesa_dilemmas.analysis.strategies_cli", "mesa_dilemmas.analysis.norms_cli")
+ANALYSE_MODULES: tuple[str, ...] = (
+    "mesa_dilemmas.analysis.strategies_cli",
+    "mesa_dilemmas.analysis.norms_cli",
+    "mesa_dilemmas.analysis.port_of_mars_cli",
+)
 COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.llm.cli",
     "mesa_dilemmas.viz.dashboard_cli",

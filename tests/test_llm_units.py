@@ -215,8 +215,9 @@ def test_generic_prompt_renders_persona_observation_and_instructions() -> None:
         5,
     )
     p = prompts.render(d, mode="tags", persona=persona, round_=3)
-    assert "Altruistic" in p.system and "60 degrees" in p.system
-    assert "do not negatively impact anyone" in p.system  # the paper's group text
+    assert "(altruistic)" in p.system and "60 degrees" in p.system  # one svo_category
+    # generic wording only: a game's own persona texts live beside the game
+    assert "cultural group: Egalitarian Communitarian." in p.system
     assert "cautious, fair" in p.system and "Never take more" in p.system
     assert "Round 3" in p.user and "- lake stock: 120.5" in p.user and "history: 1, 2" in p.user
     assert "a whole number between 0 and 10" in p.user and p.schema is None

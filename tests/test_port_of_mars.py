@@ -170,16 +170,19 @@ def test_events_in_first_round_option():
     assert m.n_events == 1
 
 
-def test_meeting_phase_is_one_narrator_call_and_reaches_observations():
+def test_meeting_is_two_writer_calls_and_next_round_carries_notes_not_transcript():
     class Narrator(RulePolicy):
         calls: list[Decision] = []
 
         def meeting(self, d: Decision) -> dict[str, Any]:
             self.calls.append(d)
+            return {"conversation": "Curator: let us all give 6.", "pledges": {r: 6 for r in ROLES}}
+
+        def meeting_summaries(self, d: Decision) -> dict[str, Any]:
+            self.calls.append(d)
             return {
-                "conversation": "Curator: let us all give 6.",
-                "summaries": {"Curator": "You promised 6."},
-                "pledges": {r: 6 for r in ROLES},
+                r: ("You promised 6." if r == "Curator" else "You said nothing.")
+                for r in d.observation["roles"]
             }
 
     narrator = Narrator()
@@ -187,12 +190,36 @@ def test_meeting_phase_is_one_narrator_call_and_reaches_observations():
     m.time = 1
     m.phase_new_round()
     m.phase_meeting()
-    assert len(narrator.calls) == 1 and narrator.calls[0].agent is None
-    assert "players" in narrator.calls[0].observation
-    obs = m.observe(0)
+    kinds = [d.kind for d in narrator.calls]
+    assert kinds == ["port_of_mars.meeting", "port_of_mars.meeting_summaries"]
+    assert all(d.agent is None for d in narrator.calls)
+    seen = narrator.calls[0].observation
+    assert "players" in seen and "accomplishments" not in seen and "resources" not in seen
+    # the writer's prompt text names roles and personalities, never a hand
+    brief = seen["meeting_brief"]
+    assert "SVO angle" in brief and all(r in brief for r in ROLES)
+    assert not any(c.name in brief for p in m.players for c in p.hand)
+    assert narrator.calls[1].observation["conversation"] == "Curator: let us all give 6."
+    curator = m.roles.index("Curator")
+    obs = m.observe(curator)
     assert obs["meeting_summary"] == "You promised 6."
     assert obs["meeting_pledges"]["Researcher"] == 6
-    assert m.observe(1)["meeting_summary"] is None  # no summary for the Entrepreneur
+    assert m.observe((curator + 1) % 5)["meeting_summary"] == "You said nothing."
+    m.phase_end_round()
+    assert m.last_round["meeting_summaries"]["Curator"] == "You promised 6."
+    assert "meeting" not in m.last_round  # the transcript is not carried forward
+    assert m.meetings_held == 1 and m.meeting_fallbacks == 0
+
+
+def test_pledges_are_bounded_by_each_players_coins():
+    from mesa_dilemmas.dilemmas.port_of_mars_meeting import meeting_spec
+
+    m = scripted_model(meeting=True)
+    m.round = 1
+    m.phase_new_round()
+    spec = meeting_spec(m)
+    assert {sub.high for sub in spec.fields["pledges"].fields.values()} == {10}
+    assert spec.fields["conversation"].max_chars <= 4000
 
 
 def test_meeting_off_and_default_rule_narrator():
@@ -540,11 +567,51 @@ def test_leadership_variants_only_change_what_players_are_told(variant, leader_s
     assert (other["leader"], other["you_are_leader"]) == others_see
 
 
-def test_leadership_does_not_change_the_rules():
-    a = _run(5, leadership="none")
-    b = _run(5, leadership="announce", leader_seat=0)
-    # the leader seat is drawn from the generator only when it is random; here it is fixed
+def test_leadership_does_not_change_the_rules_for_players_who_ignore_it():
+    def scripted_run(**kw: Any) -> PortOfMarsModel:
+        m = scripted_model(rng=5, **kw)
+        while m.running:
+            m.step()
+        return m
+
+    a = scripted_run(leadership="none")
+    b = scripted_run(leadership="announce", leader_seat=0)
     assert a.final_metrics()["port_health"] == b.final_metrics()["port_health"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "leader_told", "others_told"),
+    [("vanilla", True, False), ("announce", True, True), ("unaware", False, True)],
+)
+def test_rule_players_respond_to_what_they_are_told_about_leadership(
+    variant, leader_told, others_told
+):
+    from mesa_dilemmas.agents.port_of_mars_players import PortOfMarsRulePolicy
+
+    m = PortOfMarsModel(rng=3, leadership=variant, leader_seat=1, meeting=True)
+    m.round = 1
+    m.phase_new_round()
+    policy = PortOfMarsRulePolicy()
+    policy.bind(m.seats[1])
+    plain = policy.params
+    leader = policy.led(m.observe(1))
+    assert (leader.health_share > plain.health_share) == leader_told
+    policy.bind(m.seats[0])
+    plain = policy.params
+    other = policy.led(m.observe(0))
+    assert (other.conformity > plain.conformity) == (others_told and plain.conformity < 1)
+    assert other.health_share == plain.health_share
+
+
+def test_announced_leadership_changes_rule_play():
+    runs = {
+        v: [
+            _run(s, leadership=v, leader_seat=4).final_metrics()["health_coins_total"]
+            for s in range(4)
+        ]
+        for v in ("none", "announce")
+    }
+    assert runs["none"] != runs["announce"]
 
 
 def test_observations_use_player_facing_names_and_hide_the_round_count():

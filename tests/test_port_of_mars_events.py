@@ -41,7 +41,7 @@ class Chooser(RulePolicy):
         return {"port_health": min(self.invest_health, d.observation["coins"])}
 
     def trade_offer(self, d: Decision) -> list:
-        value = self.answers.get("pom.trade_offer", [])
+        value = self.answers.get("port_of_mars.trade_offer", [])
         return value(d) if callable(value) else value
 
     def trade_accept(self, d: Decision) -> str:
@@ -107,14 +107,14 @@ def test_audit_reveals_everyones_private_state():
 
 
 def test_bonding_through_adversity_gives_each_player_a_chosen_unit():
-    m = model_with({"pom.event_choice:bondingThroughAdversity": "science"})
+    m = model_with({"port_of_mars.event_choice:bondingThroughAdversity": "science"})
     reveal(m, "bondingThroughAdversity")
     assert all(p.resources["science"] == 1 for p in m.players)
     assert sum(sum(p.resources.values()) for p in m.players) == 5
 
 
 def test_breakdown_of_trust_keeps_at_most_two_units_of_the_players_choice():
-    m = model_with({"pom.keep_resources": {"legacy": 2}})
+    m = model_with({"port_of_mars.keep_resources": {"legacy": 2}})
     for p in m.players:
         p.resources.update({"culture": 3, "legacy": 4, "science": 1})
     m.players[4].resources = dict.fromkeys(RESOURCES, 0) | {"finance": 2}  # two units: keeps all
@@ -133,7 +133,7 @@ def test_breakdown_of_trust_keeps_at_most_two_units_of_the_players_choice():
 def test_breakdown_of_trust_rejects_keeping_more_than_two():
     from mesa_dilemmas.agents import InvalidAnswer
 
-    m = model_with({"pom.keep_resources": {"culture": 2, "legacy": 1}})
+    m = model_with({"port_of_mars.keep_resources": {"culture": 2, "legacy": 1}})
     for p in m.players:
         p.resources.update({"culture": 3, "legacy": 4})
     with pytest.raises(InvalidAnswer):
@@ -151,7 +151,7 @@ def test_changing_tides_returns_hands_and_draws_one():
 
 
 def test_compulsive_philanthropy_forces_the_voted_player_to_put_all_coins_in_port_health():
-    m = model_with({"pom.vote:player": "Pioneer"})
+    m = model_with({"port_of_mars.vote:player": "Pioneer"})
     m.effects.personal_gain_yes = []
     reveal(m, "compulsivePhilanthropy")
     assert m.effects.forced_full_health == {2}
@@ -167,7 +167,7 @@ def test_compulsive_philanthropy_tie_is_broken_among_the_tied_only():
     votes = ["Curator", "Curator", "Pioneer", "Pioneer", "Researcher"]
     winners = set()
     for seed in range(12):
-        m = model_with([{"pom.vote:player": v} for v in votes], rng=seed)
+        m = model_with([{"port_of_mars.vote:player": v} for v in votes], rng=seed)
         reveal(m, "compulsivePhilanthropy")
         winners |= m.effects.forced_full_health
     assert winners == {0, 2}
@@ -206,15 +206,21 @@ def test_efforts_wasted_gives_back_a_completed_accomplishment_and_its_points():
 
 
 def test_hero_gives_four_specialty_units():
-    m = model_with({"pom.vote:hero_or_pariah": "Hero", "pom.vote:hero": "Researcher"})
+    m = model_with(
+        {"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:hero": "Researcher"}
+    )
     reveal(m, "heroOrPariah")
     assert m.players[4].resources["science"] == 4
     assert "Hero: Researcher" in m.observe(0)["event_outcomes"]
 
 
 def test_pariah_loses_everything_and_hero_needs_three_votes():
-    answers = [{"pom.vote:hero_or_pariah": "Hero", "pom.vote:pariah": "Curator"}] * 2
-    answers += [{"pom.vote:hero_or_pariah": "Pariah", "pom.vote:pariah": "Curator"}] * 3
+    answers = [
+        {"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:pariah": "Curator"}
+    ] * 2
+    answers += [
+        {"port_of_mars.vote:hero_or_pariah": "Pariah", "port_of_mars.vote:pariah": "Curator"}
+    ] * 3
     m = model_with(answers)
     m.players[0].resources.update({"culture": 5, "science": 2})
     reveal(m, "heroOrPariah")
@@ -255,11 +261,11 @@ def test_markets_closed_skips_the_trade_phase():
             return []
         return [{"to": "Curator", "give": {}, "receive": {"culture": 1}}]
 
-    m = model_with({"pom.trade_offer": offer})
+    m = model_with({"port_of_mars.trade_offer": offer})
     reveal(m, "marketsClosed")
     m.phase_trading()
     assert m.trades == [] and not m.observe(0)["markets_open"]
-    m2 = model_with({"pom.trade_offer": offer})
+    m2 = model_with({"port_of_mars.trade_offer": offer})
     m2.phase_trading()
     assert len(m2.trades) == 4  # everyone but the Curator asks the Curator (who holds nothing)
 
@@ -276,7 +282,7 @@ def test_murphys_law_reveals_two_more_events_that_take_effect():
 
 @pytest.mark.parametrize("role", ROLES)
 def test_out_of_commission_leaves_the_role_three_coins(role):
-    m = model_with({"pom.event_choice:personalGain": "yes"})
+    m = model_with({"port_of_mars.event_choice:personalGain": "yes"})
     reveal(m, "personalGain", deferred=False)
     reveal(m, f"outOfCommission{role}")  # sets (not subtracts), after Personal Gain
     seat = ROLES.index(role)
@@ -286,7 +292,9 @@ def test_out_of_commission_leaves_the_role_three_coins(role):
 
 
 def test_personal_gain_six_coins_per_yes_and_six_port_health_each():
-    answers = [{"pom.event_choice:personalGain": a} for a in ("yes", "no", "yes", "no", "no")]
+    answers = [
+        {"port_of_mars.event_choice:personalGain": a} for a in ("yes", "no", "yes", "no", "no")
+    ]
     m = model_with(answers)
     reveal(m, "personalGain")
     assert [p.coins for p in m.players] == [16, 10, 16, 10, 10]

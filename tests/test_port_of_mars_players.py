@@ -23,6 +23,7 @@ from mesa_dilemmas.agents.port_of_mars_players import (
 )
 from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
 from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars_meeting import meeting_spec, writer_observation
 
 ANGLES = (-15, 0, 15, 30, 60)
 
@@ -254,16 +255,27 @@ def test_rule_narrator_pledges_cover_the_projected_shortfall():
     for health in (80, 50, 20):
         m.health = health
         answer = narrator.meeting(
-            Decision("pom.meeting", m.meeting_spec(), m.narrator_observation())
+            Decision("port_of_mars.meeting", meeting_spec(m), writer_observation(m))
         )
-        m.meeting_spec().validate(answer)
-        assert set(answer["summaries"]) == set(m.roles)
+        meeting_spec(m).validate(answer)
+        notes = narrator.meeting_summaries(
+            Decision(
+                "port_of_mars.meeting_summaries",
+                None,
+                {
+                    "roles": m.roles,
+                    "conversation": answer["conversation"],
+                    "pledges": answer["pledges"],
+                },
+            )
+        )
+        assert set(notes) == set(m.roles)
         pledges = [answer["pledges"][role] for role in m.roles]
         after = health + sum(pledges) - 25
         if health == 80:  # calm: everyone pledges what it would give anyway, nothing forced
             assert after >= 65 and all(p <= np.ceil(c) for p, c in zip(pledges, caps, strict=True))
         elif health == 50:  # one event is out of reach of the usual ceilings; the 35 level is not
-            assert "at 35 or more" in answer["summaries"][m.roles[0]]
+            assert "at 35 or more" in notes[m.roles[0]]
             assert after >= 35
         else:  # survival at stake: the ceilings are lifted and the port is kept above 0
             assert after > 10 and sum(pledges) > sum(np.floor(caps))
@@ -271,7 +283,7 @@ def test_rule_narrator_pledges_cover_the_projected_shortfall():
 
 def test_reference_bot_invests_half_in_its_specialty():
     obs = base_obs()
-    assert ReferenceBotPolicy().invest(Decision("pom.invest", None, obs)) == {
+    assert ReferenceBotPolicy().invest(Decision("port_of_mars.invest", None, obs)) == {
         "port_health": 6,
         "culture": 2,
     }

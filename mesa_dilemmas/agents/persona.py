@@ -12,6 +12,26 @@ from typing import Any, Literal
 
 Disposition = Literal["general", "altruistic", "selfish"]
 
+#: Social Value Orientation categories by angle (degrees), the standard boundaries of
+#: Murphy, Ackermann & Handgraaf (2011), as paper 001 uses them: altruistic above 57.15,
+#: prosocial above 22.45 up to 57.15, individualistic above -12.04 up to 22.45, competitive
+#: at -12.04 and below.  A boundary angle belongs to the category below it.
+SVO_COMPETITIVE_BELOW = -12.04
+SVO_PROSOCIAL_ABOVE = 22.45
+SVO_ALTRUISTIC_ABOVE = 57.15
+
+
+def svo_category(angle: float) -> str:
+    """The SVO category of an angle: "altruistic", "prosocial", "individualistic" or
+    "competitive" (the one category function of the project; boundaries above)."""
+    if angle > SVO_ALTRUISTIC_ABOVE:
+        return "altruistic"
+    if angle > SVO_PROSOCIAL_ABOVE:
+        return "prosocial"
+    if angle > SVO_COMPETITIVE_BELOW:
+        return "individualistic"
+    return "competitive"
+
 
 @dataclass(frozen=True)
 class Persona:

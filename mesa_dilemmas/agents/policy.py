@@ -39,6 +39,9 @@ class Policy:
     is_async: bool = False
     #: a strict policy's invalid answer is a bug (raise); a lenient one falls back and is counted
     strict: bool = True
+    #: True when the policy reads the game's words (prompt texts a game may render into an
+    #: observation only for such policies, since rendering text costs time); rules read data
+    reads_text: bool = False
 
     agent: DilemmaAgent | None = None
 

@@ -184,7 +184,7 @@ class Population(BaseModel):
         ``rng.choice`` over the free seats (placement "random") or the first free ones.  No draw
         is made when no group is counted, so a population of defaults consumes no randomness.
         """
-        self.check(n, roles=None)
+        self.check(n, roles=None)  # roles are checked by the game (validate_params)
         out: list[Group | None] = [None] * n
         for g in self.groups:
             for s in g.seats or ():

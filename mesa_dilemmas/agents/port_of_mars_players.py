@@ -1,80 +1,71 @@
 """Rule-based Port of Mars players whose every decision follows their persona.
 
 A persona is mapped once to a handful of behavioural parameters
-(:class:`PlayerParams`); the rules below read only the decision's observation
-(what a human or LLM player would see) plus those parameters, and draw any
-randomness from the model's generator, so a seeded game is reproducible.
+(:class:`~mesa_dilemmas.agents.port_of_mars_personas.PlayerParams`, see that module for what SVO
+angles, cultural groups and trait sets mean in numbers); the rules below read only the
+decision's observation (what a human or LLM player would see) plus those parameters, and draw
+any randomness from the model's generator, so a seeded game is reproducible.
 
-**SVO** (paper 001 Sec. 4.2).  With ``s = sin(theta)`` (weight on others) and
-``c = cos(theta)`` (weight on oneself) every parameter varies continuously with
-the angle: the calm-round share of coins put into port health rises with ``s``,
-as do the port health (after the next wear) a player tries to keep and the share
-of a projected shortfall it covers; the logit of taking a dirty accomplishment
-falls with ``s``; trade offers are more often selfish (ask more units than
-offered) at low angles and generous at high ones; a trade is accepted when
-``c * own gain + s * partner's gain > 0``, so pro-self players reject more.  The
-health rule reacts to danger: the shortfall is measured against the port health
-that keeps the next round at one event (prosocial) or out of the three-event zone
-(individualist), and every player covers a survival shortfall.
+The health rule reacts to danger: the shortfall is measured against the port health that keeps
+the next round at one event (prosocial) or out of the three-event zone (individualist), and
+every player covers a survival shortfall.
 
-**Cultural groups** (Sec. 4.1) and the **cooperative / selfish trait sets** are
-presets: an SVO-equivalent angle read off each description plus overrides for
-what the description stresses (respect for agreed structure -> high
-conformity to meeting pledges; "interactions as negotiations" -> more and
-harder-nosed offers; "do not negatively impact anyone" -> never dirty).
-They are modelling choices written down here, not fitted to the paper's tables.
+**Leadership** (paper 001 Sec. 4.4; the game only changes what each player is told).  A rule
+player responds to what it is told, with this documented rule: a player told it *is* the leader
+acts as steward of the port -- its calm-round share of coins to port health and its share of a
+projected shortfall rise by ``LEADER_HEALTH_BONUS`` (and it keeps its meeting pledge fully);
+a player told that *another* player leads closes half of the gap between its conformity and 1
+(it follows the group plan more closely).  So the variants differ: *vanilla* changes only the
+leader, *unaware* only the others, *announce* both.
 
 The **reference bot** reproduces the online game's built-in idle-player bot
-(``rules.json`` -> ``reference_bot``).
-
-:class:`PortOfMarsRuleNarrator` answers the model-level ``pom.meeting`` decision
-without an LLM: it writes a short structured meeting (each player's stated needs
-and a pledge of coins to port health that splits the group's projected
-shortfall by willingness).  Players move toward their pledge by their conformity.
+(``rules.json`` -> ``reference_bot``).  The rule meeting writer is in
+:mod:`.port_of_mars_narrator`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mesa_dilemmas.agents.decisions import Decision
-from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy, RulePolicy
+from mesa_dilemmas.agents.port_of_mars_narrator import MEETING_WRITERS, PortOfMarsRuleNarrator
+from mesa_dilemmas.agents.port_of_mars_personas import (
+    CULTURAL_GROUPS,
+    CULTURAL_PRESETS,
+    TRAIT_PRESETS,
+    TRAIT_SETS,
+    PlayerParams,
+    bot_persona,
+    cultural_persona,
+    params_for,
+    persona_label,
+    preset_personas,
+    svo_category,
+    svo_params,
+    svo_persona,
+    trait_persona,
+)
 
 if TYPE_CHECKING:
     import mesa
 
 RESOURCES: tuple[str, ...] = ("culture", "finance", "government", "legacy", "science")
 
-#: SVO category boundaries (Murphy et al. 2011, as used in paper 001)
-SVO_COMPETITIVE_BELOW = -12.04
-SVO_PROSOCIAL_ABOVE = 22.45
-SVO_ALTRUISTIC_ABOVE = 57.15
+#: added to a leader's calm-round health share and shortfall share (the leadership rule)
+LEADER_HEALTH_BONUS = 0.15
 
 #: estimated coins to obtain one unit of a resource one cannot buy (make a trade good, trade 1:1, risk)
 TRADE_PRICE = 4.0
 #: a non-goal accomplishment estimated to cost more coins than this is discarded
 DISCARD_ABOVE_COINS = 14.0
-#: how far (fraction of coins) a meeting pledge may go beyond a player's usual ceiling
-MEETING_STRETCH = 0.2
 #: keep the current goal unless another card is this much more efficient
 GOAL_SWITCH_MARGIN = 1.3
-
-CULTURAL_GROUPS: tuple[str, ...] = (
-    "hierarchical-individualist",
-    "hierarchical-communitarian",
-    "egalitarian-individualist",
-    "egalitarian-communitarian",
-)
-TRAIT_SETS: dict[str, tuple[str, ...]] = {
-    "cooperative": ("altruistic", "cooperative", "empathetic", "generous", "selfless"),
-    "selfish": ("self-centred", "selfish", "uncooperative", "machiavellian"),
-}
 
 
 def _clip(x: float, lo: float, hi: float) -> float:
@@ -83,221 +74,6 @@ def _clip(x: float, lo: float, hi: float) -> float:
 
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
-
-
-@dataclass(frozen=True)
-class PlayerParams:
-    """What a rule player's persona means in numbers (see the module docstring)."""
-
-    #: SVO-equivalent angle in degrees (the other fields default from it)
-    angle: float
-    #: weight on own outcome (cos) and on others' (sin)
-    self_weight: float
-    others_weight: float
-    #: fraction of coins put into port health in a calm round
-    health_base: float
-    #: most coins (fraction) it puts into port health unless the port would fail at the next wear
-    health_cap: float
-    #: port health after the next wear the player tries to secure
-    health_target: float
-    #: fraction of the projected shortfall below the target the player covers itself
-    health_share: float
-    #: how far the player moves toward its meeting pledge (0: cheap talk, 1: keeps its word)
-    conformity: float
-    #: logit bias of taking an available dirty accomplishment
-    dirty_bias: float
-    #: never take a dirty accomplishment that would leave projected port health below this
-    dirty_floor: float
-    #: probability of discarding a dirty accomplishment it did not take
-    discard_dirty: float
-    #: probabilities of a selfish / generous offer (the rest are fair)
-    p_selfish: float
-    p_generous: float
-    #: accept a trade when c * own gain + s * partner gain exceeds this
-    accept_threshold: float
-    #: logit bias of saying yes to Personal Gain
-    personal_gain_bias: float
-    #: logit bias of voting Hero (rather than Pariah)
-    hero_bias: float
-    #: most offers this player makes in a trade round (the game's max_offers caps it)
-    max_offers: int = 1
-
-
-def svo_category(angle: float) -> str:
-    """Murphy et al.'s SVO category of an angle."""
-    if angle > SVO_ALTRUISTIC_ABOVE:
-        return "altruistic"
-    if angle > SVO_PROSOCIAL_ABOVE:
-        return "prosocial"
-    if angle > SVO_COMPETITIVE_BELOW:
-        return "individualistic"
-    return "competitive"
-
-
-def svo_params(angle: float) -> PlayerParams:
-    """Behavioural parameters as continuous functions of the SVO angle (degrees)."""
-    rad = math.radians(angle)
-    s, c = math.sin(rad), math.cos(rad)
-    return PlayerParams(
-        angle=float(angle),
-        self_weight=c,
-        others_weight=s,
-        health_base=_clip(0.33 + 0.35 * s, 0.05, 0.9),
-        health_cap=_clip(0.40 + 0.35 * s, 0.1, 1.0),
-        health_target=_clip(30.0 + 0.6 * angle, 10.0, 65.0),
-        health_share=_clip(0.2 + 0.5 * s, 0.05, 0.8),
-        conformity=_clip(0.3 + 0.6 * s, 0.0, 1.0),
-        dirty_bias=0.2 - 3.0 * s,
-        dirty_floor=_clip(12.0 + 0.5 * angle, 5.0, 60.0),
-        discard_dirty=_clip(0.05 + 0.8 * s, 0.0, 0.95),
-        p_selfish=_clip(0.35 - 0.6 * s, 0.02, 0.9),
-        p_generous=_clip(0.05 + 0.45 * s, 0.0, 0.6),
-        accept_threshold=0.0,
-        personal_gain_bias=1.0 - 4.0 * s,
-        hero_bias=0.3 + 2.0 * s,
-    )
-
-
-#: cultural group -> (SVO-equivalent angle, overrides, player-facing description in our words)
-CULTURAL_PRESETS: dict[str, tuple[float, dict[str, Any], str]] = {
-    "hierarchical-individualist": (
-        0.0,
-        {"conformity": 0.8, "dirty_bias": 1.4},
-        "You believe in a clear social order and respect for authority, and within it you "
-        "pursue your own freedom and your own success.",
-    ),
-    "hierarchical-communitarian": (
-        45.0,
-        {"conformity": 0.95, "health_share": 0.9},
-        "You believe in a structured community with clearly assigned roles, and you put the "
-        "welfare of the community and shared duties first.",
-    ),
-    "egalitarian-individualist": (
-        -5.0,
-        {"conformity": 0.15, "max_offers": 2, "p_selfish": 0.55, "accept_threshold": 0.1},
-        "Your own achievements come first; every interaction is a negotiation and you welcome "
-        "open competition between individuals.",
-    ),
-    "egalitarian-communitarian": (
-        50.0,
-        {"dirty_bias": -6.0, "discard_dirty": 0.95, "p_selfish": 0.0, "p_generous": 0.5},
-        "You care most about the group as a whole and avoid choices that would hurt anyone.",
-    ),
-}
-
-#: trait set -> (SVO-equivalent angle, overrides, description)
-TRAIT_PRESETS: dict[str, tuple[float, dict[str, Any], str]] = {
-    "cooperative": (
-        75.0,
-        {"discard_dirty": 0.95, "conformity": 1.0},
-        "You are altruistic, cooperative, empathetic, generous and selfless.",
-    ),
-    "selfish": (
-        -35.0,
-        {"conformity": 0.0, "accept_threshold": 0.2, "p_selfish": 0.85, "p_generous": 0.0},
-        "You are self-centred, selfish, uncooperative and machiavellian.",
-    ),
-}
-
-
-def svo_description(angle: float) -> str:
-    """A player-facing description of an SVO angle (our wording of the paper's SVO preamble)."""
-    return (
-        "Your personality is described by your Social Value Orientation (SVO): how much you "
-        "weigh other people's outcomes against your own, expressed as an angle. Above 57.15 "
-        "degrees is altruistic, 22.45 to 57.15 prosocial, -12.04 to 22.45 individualistic and "
-        f"below -12.04 competitive. Your SVO angle is {angle:g} degrees ({svo_category(angle)})."
-    )
-
-
-def svo_persona(angle: float) -> Persona:
-    return Persona(
-        svo_angle=float(angle),
-        extra={"description": svo_description(angle), "svo_category": svo_category(angle)},
-    )
-
-
-def cultural_persona(group: str) -> Persona:
-    if group not in CULTURAL_PRESETS:
-        raise ValueError(f"unknown cultural group {group!r}; known: {', '.join(CULTURAL_GROUPS)}")
-    _, _, text = CULTURAL_PRESETS[group]
-    return Persona(cultural_group=group, extra={"description": text})
-
-
-def trait_persona(name: str) -> Persona:
-    if name not in TRAIT_PRESETS:
-        raise ValueError(f"unknown trait set {name!r}; known: {', '.join(TRAIT_PRESETS)}")
-    _, _, text = TRAIT_PRESETS[name]
-    return Persona(
-        traits=TRAIT_SETS[name],
-        extra={"description": text, "trait_set": name},
-    )
-
-
-def bot_persona() -> Persona:
-    return Persona(
-        extra={"policy": "reference_bot", "description": "the online game's idle-player bot"}
-    )
-
-
-def preset_personas(
-    preset: str,
-    *,
-    svo_angles: Sequence[float] = (-15, 0, 15, 30, 60),
-    cultural_groups: Sequence[str] = CULTURAL_GROUPS + ("random",),
-    traits: Sequence[str] = ("cooperative", "selfish", "cooperative", "selfish", "random"),
-    rng: np.random.Generator | None = None,
-) -> list[Persona]:
-    """Five personas, one per seat, for a preset; ``"random"`` entries draw from ``rng``."""
-    rng = rng if rng is not None else np.random.default_rng(0)
-    if preset == "svo":
-        return [svo_persona(a) for a in svo_angles]
-    if preset == "cultural":
-        return [
-            cultural_persona(CULTURAL_GROUPS[int(rng.integers(4))] if g == "random" else g)
-            for g in cultural_groups
-        ]
-    if preset == "traits":
-        names = sorted(TRAIT_PRESETS)
-        return [trait_persona(names[int(rng.integers(2))] if t == "random" else t) for t in traits]
-    if preset == "reference_bot":
-        return [bot_persona() for _ in range(5)]
-    raise ValueError(f"unknown preset {preset!r}")
-
-
-def persona_label(persona: Persona) -> str:
-    """Short label grouping results by persona: ``svo-15``, a cultural group, a trait set, ``bot``."""
-    if persona.svo_angle is not None:
-        return f"svo{persona.svo_angle:g}"
-    if persona.cultural_group:
-        return persona.cultural_group
-    if persona.extra.get("trait_set"):
-        return str(persona.extra["trait_set"])
-    if persona.extra.get("policy") == "reference_bot":
-        return "bot"
-    return persona.label()
-
-
-def params_for(persona: Persona) -> PlayerParams:
-    """The rule parameters a persona implies (an explicit ``extra["params"]`` dict overrides)."""
-    if persona.svo_angle is not None:
-        params = svo_params(persona.svo_angle)
-    elif persona.cultural_group in CULTURAL_PRESETS:
-        angle, overrides, _ = CULTURAL_PRESETS[persona.cultural_group]
-        params = replace(svo_params(angle), **overrides)
-    elif persona.extra.get("trait_set") in TRAIT_PRESETS:
-        angle, overrides, _ = TRAIT_PRESETS[persona.extra["trait_set"]]
-        params = replace(svo_params(angle), **overrides)
-    elif persona.disposition == "altruistic":
-        params = svo_params(60.0)
-    elif persona.disposition == "selfish":
-        params = svo_params(-15.0)
-    else:
-        params = svo_params(0.0)
-    extra = persona.extra.get("params")
-    if extra:
-        params = replace(params, **extra)
-    return params
 
 
 # -- reading observations -----------------------------------------------------
@@ -377,9 +153,26 @@ class PortOfMarsRulePolicy(RulePolicy):
         card = goal_card(obs)
         return missing(card["cost"], obs["resources"]) if card else {}
 
+    def led(self, obs: Mapping[str, Any]) -> PlayerParams:
+        """The parameters under what this player is told about leadership (module doc)."""
+        pp = self.params
+        info = obs.get("leadership") or {}
+        if info.get("you_are_leader"):
+            return replace(
+                pp,
+                health_base=min(0.9, pp.health_base + LEADER_HEALTH_BONUS),
+                health_cap=min(1.0, pp.health_cap + LEADER_HEALTH_BONUS),
+                health_share=min(1.0, pp.health_share + LEADER_HEALTH_BONUS),
+                conformity=1.0,
+            )
+        if info.get("leader"):
+            return replace(pp, conformity=pp.conformity + 0.5 * (1.0 - pp.conformity))
+        return pp
+
     # -- planning ----------------------------------------------------------
     def health_plan(self, decision: Decision) -> int:
-        obs, pp = decision.observation, self.params
+        obs = decision.observation
+        pp = self.led(obs)
         coins = obs["coins"]
         hc = max(1, obs["port_health_coin_cost"])
         others = self.others_expected(obs)
@@ -394,6 +187,16 @@ class PortOfMarsRulePolicy(RulePolicy):
         if pledge is not None and pledge > plan:
             plan += pp.conformity * (pledge - plan)
         return int(min(coins, max(0, round(plan))))
+
+    def speak(self, decision: Decision) -> str:
+        """A turn in a turn-by-turn meeting: its health plan and what its goal still needs."""
+        obs = decision.observation
+        need = self.wanted(obs)
+        needs = ", ".join(f"{n} {r}" for r, n in sorted(need.items())) or "nothing"
+        return (
+            f"I plan to put {self.health_plan(decision)} coins into port health this round. "
+            f"For my next accomplishment I still need {needs}."
+        )
 
     def goal_plan(self, decision: Decision) -> str:
         obs = decision.observation
@@ -702,6 +505,9 @@ class ReferenceBotPolicy(RulePolicy):
         units = int(0.5 * coins / spec_cost) if spec_cost else 0
         return coins - units * (spec_cost or 0)
 
+    def speak(self, decision: Decision) -> str:
+        return f"I will put {self.health_plan(decision)} coins into port health."
+
     def goal_plan(self, decision: Decision) -> str:
         return decision.spec.options[0]
 
@@ -764,99 +570,6 @@ class ReferenceBotPolicy(RulePolicy):
         return next(r for r in order if r != me and r in points)
 
 
-class PortOfMarsRuleNarrator(RulePolicy):
-    """Writes the planning meeting without an LLM: needs, offers and health pledges.
-
-    The pledges split the group's projected shortfall (to keep the next round at
-    one event if possible, else out of the three-event zone, else alive) by each
-    player's willingness (``health_share``), on top of what each would give in a
-    calm round.
-    """
-
-    name = "rule_narrator"
-
-    def meeting(self, decision: Decision) -> dict[str, Any]:
-        obs = decision.observation
-        players = obs["players"]
-        params = [params_for(Persona(**p["persona"])) for p in players]
-        hc = max(1, obs["port_health_coin_cost"])
-        base = [pp.health_base * p["coins"] for pp, p in zip(params, players, strict=True)]
-        projected = obs["port_health"] + sum(base) / hc - obs["wear_per_round"]
-        # a meeting stretches everyone a little beyond their usual ceiling (the commitment effect)
-        ceiling = [
-            min(p["coins"], (pp.health_cap + MEETING_STRETCH) * p["coins"])
-            for pp, p in zip(params, players, strict=True)
-        ]
-        usual = sum(max(b, c) for b, c in zip(base, ceiling, strict=True))
-        # the most ambitious level the group can reach with what its members usually give
-        # (one event, else out of the three-event zone); else plain survival with everything
-        target = 10.0
-        for level in (obs["two_events_below"], obs["three_events_below"]):
-            if projected + (usual - sum(base)) / hc >= level:
-                target = float(level)
-                break
-        shortfall = max(0.0, target - projected)
-        weights = [pp.health_share for pp in params]
-        # what each says it can give: its usual ceiling, or everything when survival is at stake
-        coins = ceiling if target > 10 else [float(p["coins"]) for p in players]
-        pledge = [min(b, c) for b, c in zip(base, coins, strict=True)]
-        # split the shortfall by willingness; what a full purse cannot take goes to the others
-        need = shortfall * hc
-        active = [i for i in range(len(players)) if pledge[i] < coins[i]]
-        while need > 1e-9 and active:
-            total_w = sum(weights[i] for i in active) or 1.0
-            for i in active:
-                give = min(need * weights[i] / total_w, coins[i] - pledge[i])
-                pledge[i] += give
-            need = shortfall * hc - (
-                sum(pledge) - sum(min(b, c) for b, c in zip(base, coins, strict=True))
-            )
-            active = [i for i in active if pledge[i] < coins[i] - 1e-9]
-        rounded = [
-            int(min(p["coins"], math.ceil(x - 1e-9))) for x, p in zip(pledge, players, strict=True)
-        ]
-        pledges: dict[str, int] = {p["role"]: n for p, n in zip(players, rounded, strict=True)}
-        lines = [
-            f"Port health is {obs['port_health']} and will fall by {obs['wear_per_round']} "
-            f"at the start of next round."
-        ]
-        summaries: dict[str, str] = {}
-        for p in players:
-            pledge_p = pledges[p["role"]]
-            needs = (
-                ", ".join(f"{n} {r.capitalize()}" for r, n in sorted(p["needs"].items()))
-                or "nothing"
-            )
-            lines.append(
-                f"{p['role']}: I can put {pledge_p} coins into port health. "
-                f"For my next accomplishment I still need {needs}."
-            )
-        for p in players:
-            summaries[p["role"]] = (
-                f"The group aims to keep port health at {target:g} or more after the next wear. "
-                f"You said you would put {pledges[p['role']]} coins into port health."
-            )
-        offers = {}
-        for p in players:
-            can_make = p["specialty"] in p["can_buy"] and p["coins"] - pledges[p["role"]] >= 4
-            offers[p["role"]] = sorted(set(p["spare"]) | ({p["specialty"]} if can_make else set()))
-        needs = {p["role"]: sorted(r for r in p["needs"] if r not in p["can_buy"]) for p in players}
-        for p in players:
-            if offers[p["role"]]:
-                lines.append(
-                    f"{p['role']}: I can trade "
-                    + ", ".join(r.capitalize() for r in offers[p["role"]])
-                    + "."
-                )
-        return {
-            "conversation": "\n".join(lines),
-            "summaries": summaries,
-            "pledges": pledges,
-            "offers": offers,
-            "needs": needs,
-        }
-
-
 def _rule_player(**kw: Any) -> Policy:
     """The persona-driven rule player (the online game's bot for a bot persona)."""
     persona = kw.get("persona")
@@ -877,5 +590,26 @@ RULE_PLAYERS: dict[str, Any] = {
     "reference_bot": lambda **_: ReferenceBotPolicy(),
     "random": _random_player,
 }
-#: who writes the meeting when no LLM does
-MEETING_WRITERS: dict[str, Any] = {"rule": lambda **_: PortOfMarsRuleNarrator()}
+
+
+__all__ = [
+    "CULTURAL_GROUPS",
+    "CULTURAL_PRESETS",
+    "MEETING_WRITERS",
+    "RULE_PLAYERS",
+    "TRAIT_PRESETS",
+    "TRAIT_SETS",
+    "PlayerParams",
+    "PortOfMarsRuleNarrator",
+    "PortOfMarsRulePolicy",
+    "ReferenceBotPolicy",
+    "bot_persona",
+    "cultural_persona",
+    "params_for",
+    "persona_label",
+    "preset_personas",
+    "svo_category",
+    "svo_params",
+    "svo_persona",
+    "trait_persona",
+]

@@ -15,29 +15,29 @@ bookkeeping phases of the online game:
     Not in round 1 (online game; ``events_in_first_round`` changes it).  Running
     Sandstorms hit again, then 1, 2 or 3 new events are drawn depending on the
     port health after wear (>= 65: one, >= 35: two, below: three) and resolved in
-    turn, with their votes and choices (``pom.vote``, ``pom.event_choice``,
-    ``pom.keep_resources``); see :mod:`.port_of_mars_events`.
+    turn, with their votes and choices (``port_of_mars.vote``, ``port_of_mars.event_choice``,
+    ``port_of_mars.keep_resources``); see :mod:`.port_of_mars_events`.
 ``meeting``
-    One narrator call writes the whole conversation (``pom.meeting``, ``agent=None``).
-    Skipped when ``meeting=False`` or a Solar Flare silences the round.  Without a
-    narrator the rule narrator of :mod:`mesa_dilemmas.agents.port_of_mars_players`
-    writes a structured summary with per-player pledges.
+    The meeting writer (population role ``meeting``; ``meeting_writer = "rule" | "llm"``)
+    writes the conversation in one call and each player's notes in a second; the next round
+    carries the notes, not the transcript (:mod:`.port_of_mars_meeting`).  Skipped when
+    ``meeting=False`` or a Solar Flare silences the round.
 ``planning``
-    Health plan (``pom.health_plan``) and accomplishment goal (``pom.goal_plan``).
+    Health plan (``port_of_mars.health_plan``) and accomplishment goal (``port_of_mars.goal_plan``).
 ``investment``
-    ``pom.invest``: coins split between port health (1 coin per point, 2 under
+    ``port_of_mars.invest``: coins split between port health (1 coin per point, 2 under
     Difficult Conditions) and resources at the role's prices (specialty 2, two
     others 3, two only by trade; events change this).  Resources arrive at once,
     port health is credited at the end of the round.
 ``trading``
-    ``pom.trade_offer`` (all at once) then ``pom.trade_accept`` (each recipient in
+    ``port_of_mars.trade_offer`` (all at once) then ``port_of_mars.trade_accept`` (each recipient in
     turn, offers in random order); executed atomically after re-checking both
     sides.  Skipped under Markets Closed or Solar Flare.
 ``purchase``
-    ``pom.purchase``: buy any affordable accomplishments in hand; points at once,
+    ``port_of_mars.purchase``: buy any affordable accomplishments in hand; points at once,
     the port-health cost of "dirty" ones is booked for the end of the round.
 ``discard``
-    ``pom.discard``: return unwanted accomplishments under the deck.
+    ``port_of_mars.discard``: return unwanted accomplishments under the deck.
 ``end_round``
     Port health += booked investments - dirty costs (clamped to 0..100).  Port
     health at 0 at any phase boundary collapses the port: the game ends for
@@ -63,43 +63,47 @@ Choices where the sources disagree or the online game is ambiguous/buggy
   player per round; the online game has free-form trading for three minutes).
 * Event-specific choices are listed in :mod:`.port_of_mars_events`.
 
+* Personal Gain: a "yes" gives 6 coins and costs 6 port health, applied before any other
+  event of the round; Bonding Through Adversity: every player gains 1 unit of a resource of
+  its choice (the online game's data; the rule player picks the unit its goal misses most).
+
 Leadership (paper Sec. 4.4) only changes what each player is told (see
-:meth:`PortOfMarsModel.leadership_info`), never the rules.
+:meth:`PortOfMarsModel.leadership_info` and ``port_of_mars_prompts/parts/leadership.toml``),
+never the rules.
 
 Players: ``preset`` picks the personas (SVO angles, cultural groups, trait sets or
-the online game's bot), ``policy_factory`` their policies (``"rule"``,
-``"reference_bot"``, ``"random"`` or ``"module:callable"``), and
-``llm_players = N`` makes the first N seats LLM players (``llm`` names the model;
-the meeting narrator is then an LLM as well).  ``set_policies`` replaces them
-after construction (scripted play).
+the online game's bot); ``players`` (a scenario's ``[population]``) says who plays each seat
+and who writes the meeting; the shorthands ``policy_factory`` (``"rule"``,
+``"reference_bot"``, ``"random"`` or ``"module:callable"``), ``llm_players = N`` (the first N
+seats on the model ``llm``) and ``meeting_writer = "llm"`` expand into a population.
+``set_policies`` replaces the policies after construction (scripted play).
+
+What a player reads: the observation (:meth:`PortOfMarsModel.observe`) plus two texts the
+game renders into it for LLM players (:mod:`.port_of_mars_text`); the templates per decision
+kind are data in ``port_of_mars_prompts/``.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-import numpy as np
 from mesa import DataCollector
 from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import (
     ChoiceSpec,
-    Decision,
     ListSpec,
     NumberSpec,
-    StructSpec,
-    TextSpec,
 )
 from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Group, Population, population_table
+from mesa_dilemmas.dilemmas import port_of_mars_text as text
 from mesa_dilemmas.dilemmas.base import DilemmaModel
-from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.port_of_mars_cards import (
     RESOURCES,
     ROLES,
@@ -108,6 +112,7 @@ from mesa_dilemmas.dilemmas.port_of_mars_cards import (
     EventCard,
     EventDeck,
     RoleSpec,
+    bundle_text,
     role_specs,
 )
 from mesa_dilemmas.dilemmas.port_of_mars_events import (
@@ -116,9 +121,12 @@ from mesa_dilemmas.dilemmas.port_of_mars_events import (
     resolve_deferred,
     resolve_event,
 )
+from mesa_dilemmas.dilemmas.port_of_mars_meeting import run_meeting
+from mesa_dilemmas.dilemmas.port_of_mars_metrics import Metrics
+from mesa_dilemmas.dilemmas.port_of_mars_observe import Observations
+from mesa_dilemmas.dilemmas.port_of_mars_prompts import PROMPTS_DIR
 from mesa_dilemmas.dilemmas.port_of_mars_specs import budget_spec
 from mesa_dilemmas.dilemmas.port_of_mars_trade import (
-    TRADE_KINDS,
     TradeOffer,
     execute,
     offer_spec,
@@ -155,6 +163,7 @@ class PomPlayer:
     health_coins_round: int = 0
     health_units_round: int = 0
     dirty_cost_round: int = 0
+    dirty_cards_round: int = 0
     bought_round: dict[str, int] = field(default_factory=dict)
     # whole game
     health_coins_total: int = 0
@@ -180,10 +189,12 @@ class PomPlayer:
         return {r: n - self.resources[r] for r, n in card.cost if self.resources[r] < n}
 
 
-class PortOfMarsModel(DilemmaModel):
+class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     """Port of Mars with five players whose decisions all go through the decision broker."""
 
     GAME: ClassVar[str] = "port_of_mars"
+    #: the prompt templates of LLM players (registered as ``port_of_mars.<kind>``)
+    PROMPTS_DIR: ClassVar[Any] = PROMPTS_DIR
     PHASES: ClassVar[tuple[str, ...]] = (
         "new_round",
         "events",
@@ -234,6 +245,8 @@ class PortOfMarsModel(DilemmaModel):
         "trades_proposed_generous",
         "trades_proposed_selfish",
         "n_winners",
+        "meetings_held",
+        "meeting_fallbacks",
     )
 
     def __init__(
@@ -267,6 +280,10 @@ class PortOfMarsModel(DilemmaModel):
         ),
         roles: Annotated[Sequence[str], Field(max_length=5)] = (),
         meeting: bool = True,
+        meeting_writer: Literal["rule", "llm"] = "rule",
+        meeting_chars: Annotated[int, Field(ge=200, le=1000)] = 900,
+        summary_chars: Annotated[int, Field(ge=40, le=400)] = 240,
+        meeting_turns: Annotated[int, Field(ge=0, le=3)] = 0,
         leadership: Leadership = "none",
         leader_seat: Annotated[int, Field(ge=-1, le=4)] = -1,
         events_in_first_round: bool = False,
@@ -292,8 +309,19 @@ class PortOfMarsModel(DilemmaModel):
                 "llm_players": llm_players,
                 "llm": llm,
                 "meeting": meeting,
+                "meeting_writer": meeting_writer,
             }
         )
+        self.meeting_chars = meeting_chars
+        self.summary_chars = summary_chars
+        self.meeting_turns = meeting_turns
+        #: render the player texts for rule seats too (tests, inspection); LLM seats always get them
+        self.texts_for_all = False
+        self.meetings_held = 0
+        self.meeting_fallbacks = 0
+        writer = self.population.roles.get("meeting")
+        #: the writer states offers and needs as data only when it is a rule writer
+        self.meeting_market = writer is None or writer.kind == "rule"
         if meeting and self.broker.narrator is None:
             self.broker.narrator = self.population.build(
                 self.population.roles.get("meeting"),
@@ -400,23 +428,30 @@ class PortOfMarsModel(DilemmaModel):
     def population_from_params(cls, params: dict[str, Any]) -> Population:
         """``players`` (a population), or the shorthands: ``policy_factory`` for every seat (a
         rule player's name, or ``"module:callable"``), ``llm_players = N`` for seats 0..N-1 on
-        ``llm``; with LLM players and a meeting, the meeting writer is that model too."""
+        ``llm``.  The meeting writer is the population's ``roles.meeting`` if it names one, else
+        ``meeting_writer``: ``"rule"`` (the default, whoever plays) or ``"llm"`` (the model
+        ``llm``)."""
         players = population_table(params.get("players"))
         factory = params.get("policy_factory", "rule")
         n_llm = params.get("llm_players", 0)
+        writer = params.get("meeting_writer", "rule")
+        if writer not in ("rule", "llm"):
+            raise ValueError(f"meeting_writer: expected 'rule' or 'llm', got {writer!r}")
         shorthand = n_llm or factory != "rule"
-        if shorthand and not players.is_empty():
+        if shorthand and players.groups:
             raise ValueError("players: give either a population or llm_players/policy_factory")
-        if not shorthand:
-            return players
-        groups = []
+        groups = list(players.groups)
         if n_llm:
             groups.append(Group(llm=params.get("llm", "local"), seats=list(range(n_llm))))
         if n_llm < cls.N_PLAYERS and factory != "rule":
             kind = "factory" if ":" in factory else "rule"
             groups.append(Group(**{kind: factory}, seats=list(range(n_llm, cls.N_PLAYERS))))
-        roles = {"meeting": Group(llm=params.get("llm", "local"))} if n_llm and params.get("meeting", True) else {}
-        return Population(groups=groups, roles=roles)
+        roles = dict(players.roles)
+        if "meeting" not in roles and params.get("meeting", True):
+            roles["meeting"] = (
+                Group(llm=params.get("llm", "local")) if writer == "llm" else Group(rule="rule")
+            )
+        return Population(groups=groups, placement=players.placement, roles=roles)
 
     @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:
@@ -485,144 +520,6 @@ class PortOfMarsModel(DilemmaModel):
         self.winners = []
         self.running = False
 
-    # -- observations -----------------------------------------------------
-    def leadership_info(self, seat: int) -> dict[str, Any]:
-        """What ``seat`` is told about leadership under the variant (paper Sec. 4.4)."""
-        if self.leader is None:
-            return {"leader": None, "you_are_leader": False}
-        leader_role = self.roles[self.leader]
-        is_leader = seat == self.leader
-        if self.leadership == "vanilla":
-            return {"leader": leader_role if is_leader else None, "you_are_leader": is_leader}
-        if self.leadership == "announce":
-            return {"leader": leader_role, "you_are_leader": is_leader}
-        # unaware: everyone but the leader knows
-        return {"leader": None if is_leader else leader_role, "you_are_leader": False}
-
-    def public_roles(self) -> dict[str, dict[str, Any]]:
-        """Every role's specialty and what it can buy (public; built once, shared read-only)."""
-        cached = getattr(self, "_public_roles", None)
-        if cached is not None:
-            return cached
-        self._public_roles: dict[str, dict[str, Any]] = {
-            role: {
-                "specialty": spec.specialty,
-                "can_buy": list(spec.producible),
-                "trade_only": list(spec.trade_only),
-            }
-            for role, spec in self.specs.items()
-        }
-        return self._public_roles
-
-    def round_events_public(self) -> list[dict[str, Any]]:
-        return self.ongoing_shown + [c.public() for c in self.events_round]
-
-    def audit_view(self) -> dict[str, Any]:
-        return {
-            p.role: {
-                "resources": dict(p.resources),
-                "accomplishments": [c.public() for c in p.hand],
-                "completed": [c.name for c in p.purchased],
-                "port_health_coins_this_round": p.health_coins_round,
-                "resources_bought_this_round": dict(p.bought_round),
-            }
-            for p in self.players
-        }
-
-    def spare(self, p: PomPlayer) -> dict[str, int]:
-        """Units held beyond what the current goal needs (what a player could trade away)."""
-        card = p.hand_card(p.goal) if p.goal else None
-        cost = card.cost_dict if card is not None else {}
-        return {r: n - cost.get(r, 0) for r, n in p.resources.items() if n > cost.get(r, 0)}
-
-    def goal_missing(self, p: PomPlayer) -> dict[str, int]:
-        card = p.hand_card(p.goal) if p.goal else None
-        return p.missing_for(card) if card is not None else {}
-
-    def observe(self, seat: int, **extra: Any) -> dict[str, Any]:
-        """Everything ``seat`` may see now, as plain data in the paper's player-facing terms."""
-        p = self.players[seat]
-        spec = self.role_spec(seat)
-        costs = self.coin_costs(seat)
-        obs: dict[str, Any] = {
-            "game": "Port of Mars",
-            "round": self.round,
-            "role": p.role,
-            "specialty": spec.specialty,
-            "coin_costs": costs,
-            "port_health_coin_cost": self.health_cost(),
-            "trade_only": [r for r in RESOURCES if r not in costs],
-            "coins": p.coins,
-            "coins_per_round": self.COINS_PER_ROUND,
-            "port_health": self.health,
-            "port_health_after_wear": self.health_after_wear,
-            "wear_per_round": self.WEAR,
-            "two_events_below": self.TWO_EVENTS_BELOW,
-            "three_events_below": self.THREE_EVENTS_BELOW,
-            "n_events": self.n_events,
-            "events": self.round_events_public(),
-            "event_outcomes": list(self.effects.log),
-            "markets_open": not self.effects.trade_closed,
-            "points": p.points,
-            "points_by_role": {q.role: q.points for q in self.players},
-            "resources": dict(p.resources),
-            "accomplishments": [c.public() for c in p.hand],
-            "completed": [c.name for c in p.purchased],
-            "goal": p.goal,
-            "goal_missing": self.goal_missing(p),
-            "health_plan": p.health_plan,
-            "port_health_coins_this_round": p.health_coins_round,
-            "port_health_coins_last_round": (
-                p.health_coins_by_round[-1] if p.health_coins_by_round else None
-            ),
-            "must_spend_all_on_port_health": seat in self.effects.forced_full_health,
-            "roles": self.public_roles(),
-            "leadership": self.leadership_info(seat),
-            "meeting_held": self.meeting_held,
-            "meeting_summary": self.meeting_summaries.get(p.role) if self.meeting_held else None,
-            "meeting_pledges": dict(self.pledges) if self.meeting_held and self.pledges else None,
-            "meeting_market": self.market if self.meeting_held else None,
-            "last_round": self.last_round,
-        }
-        if self.effects.audit:
-            obs["audit"] = self.audit_view()
-        obs.update(extra)
-        return obs
-
-    def decision(
-        self,
-        seat: int,
-        kind: str,
-        spec: Any,
-        fallback: Any,
-        meta: dict[str, Any] | None = None,
-        **extra: Any,
-    ) -> Decision:
-        return Decision(
-            kind=kind,
-            spec=spec,
-            observation=self.observe(seat, **extra),
-            agent=self.seats[seat],
-            step=self.round,
-            fallback=fallback,
-            meta=meta or {},
-        )
-
-    def event_decision(
-        self,
-        seat: int,
-        kind: str,
-        spec: Any,
-        *,
-        fallback: Any,
-        card: EventCard,
-        question: str,
-        **extra: Any,
-    ) -> Decision:
-        """A decision an event demands; the observation names the event and the question."""
-        event = {"id": card.id, **card.public(), "question": question, **extra}
-        return self.decision(seat, kind, spec, fallback, meta={"event": card.id}, event=event)
-
     # -- phases -----------------------------------------------------------
     def phase_new_round(self) -> None:
         """Reset coins and round effects, refill hands, apply wear and tear."""
@@ -644,6 +541,7 @@ class PortOfMarsModel(DilemmaModel):
             p.health_coins_round = 0
             p.health_units_round = 0
             p.dirty_cost_round = 0
+            p.dirty_cards_round = 0
             p.bought_round = {}
             if self.round > 1:
                 self.refill_hand(p)
@@ -661,7 +559,7 @@ class PortOfMarsModel(DilemmaModel):
         self.n_events = self.events_count(self.health)
         self.ongoing_shown = apply_ongoing(self)
         to_draw = self.n_events
-        while to_draw > 0:
+        while to_draw > 0 and self.health > 0:  # a collapsed port asks nobody anything
             card = self.event_deck.draw()
             self.events_round.append(card)
             self.event_counts[card.id] += 1
@@ -670,113 +568,19 @@ class PortOfMarsModel(DilemmaModel):
             to_draw -= 1
             to_draw += self.extra_draws
             self.extra_draws = 0
-        resolve_deferred(self)
+        if self.health > 0:
+            resolve_deferred(self)
         for p in self.players:
             if p.goal is not None and p.hand_card(p.goal) is None:
                 p.goal = None
         if self.health <= 0:
             self._collapse()
 
-    def meeting_spec(self) -> StructSpec:
-        optional_roles = frozenset(self.roles)
-        return StructSpec(
-            {
-                "conversation": TextSpec(max_chars=20_000),
-                "summaries": StructSpec(
-                    {r: TextSpec(max_chars=2_000) for r in self.roles}, optional=optional_roles
-                ),
-                "pledges": StructSpec(
-                    {r: NumberSpec(0, 30, integer=True) for r in self.roles},
-                    optional=optional_roles,
-                ),
-                "offers": StructSpec(
-                    {r: ListSpec(ChoiceSpec(RESOURCES), max_items=5) for r in self.roles},
-                    optional=optional_roles,
-                ),
-                "needs": StructSpec(
-                    {r: ListSpec(ChoiceSpec(RESOURCES), max_items=5) for r in self.roles},
-                    optional=optional_roles,
-                ),
-            },
-            optional=frozenset({"summaries", "pledges", "offers", "needs"}),
-        )
-
-    def narrator_observation(self) -> dict[str, Any]:
-        obs = self.observe(0)
-        for key in (
-            "role",
-            "specialty",
-            "coin_costs",
-            "trade_only",
-            "coins",
-            "points",
-            "resources",
-            "accomplishments",
-            "completed",
-            "goal",
-            "goal_missing",
-            "health_plan",
-            "port_health_coins_this_round",
-            "port_health_coins_last_round",
-            "must_spend_all_on_port_health",
-            "leadership",
-            "meeting_summary",
-            "meeting_pledges",
-            "meeting_market",
-        ):
-            obs.pop(key, None)
-        obs["leadership"] = {
-            "variant": self.leadership,
-            "leader": None if self.leader is None else self.roles[self.leader],
-        }
-        obs["players"] = [
-            {
-                "role": p.role,
-                "specialty": self.role_spec(p.seat).specialty,
-                "persona": {
-                    k: v
-                    for k, v in asdict(self.seats[p.seat].persona).items()
-                    if v not in (None, (), {})
-                },
-                "points": p.points,
-                "coins": p.coins,
-                "goal": p.goal,
-                "needs": self.goal_missing(p),
-                "spare": self.spare(p),
-                "can_buy": list(self.coin_costs(p.seat)),
-                "port_health_coins_last_round": (
-                    p.health_coins_by_round[-1] if p.health_coins_by_round else None
-                ),
-            }
-            for p in self.players
-        ]
-        return obs
-
     def phase_meeting(self) -> None:
-        """One narrator call writes the round's planning meeting (skipped if off or silenced)."""
+        """The round's planning meeting (:mod:`.port_of_mars_meeting`), unless off or silenced."""
         if not self.meeting or self.effects.chat_closed or self.broker.narrator is None:
             return
-        answer = self.ask(
-            Decision(
-                kind="pom.meeting",
-                spec=self.meeting_spec(),
-                observation=self.narrator_observation(),
-                agent=None,
-                step=self.round,
-                fallback={"conversation": "", "summaries": None, "pledges": None},
-            )
-        )
-        market = {
-            key: {r: list(v) for r, v in (answer.get(key) or {}).items() if v}
-            for key in ("offers", "needs")
-        }
-        self.meeting_held = bool(answer.get("conversation"))
-        self.meeting_conversation = answer.get("conversation") or None
-        self.meeting_summaries = dict(answer.get("summaries") or {})
-        self.meeting_summaries = {k: v for k, v in self.meeting_summaries.items() if v}
-        pledges = answer.get("pledges") or {}
-        self.pledges = {k: int(v) for k, v in pledges.items() if v is not None} or None
-        self.market = market if any(market.values()) else None
+        run_meeting(self)
 
     def phase_planning(self) -> None:
         """Health plans, then accomplishment goals (each phase's decisions asked at once)."""
@@ -788,7 +592,10 @@ class PortOfMarsModel(DilemmaModel):
             who.append(p)
             decisions.append(
                 self.decision(
-                    p.seat, "pom.health_plan", NumberSpec(0, p.coins, integer=True), p.coins // 2
+                    p.seat,
+                    "port_of_mars.health_plan",
+                    NumberSpec(0, p.coins, integer=True),
+                    p.coins // 2,
                 )
             )
         for p, plan in zip(who, self.ask_all(decisions), strict=True):
@@ -801,8 +608,21 @@ class PortOfMarsModel(DilemmaModel):
                 continue
             names = tuple(dict.fromkeys(c.name for c in p.hand))
             fallback = p.goal if p.goal in names else names[0]
+            question = (
+                f" You are working towards {p.goal}: keep it, or switch to another card."
+                if p.goal in names
+                else ""
+            )
             who.append(p)
-            decisions.append(self.decision(p.seat, "pom.goal_plan", ChoiceSpec(names), fallback))
+            decisions.append(
+                self.decision(
+                    p.seat,
+                    "port_of_mars.goal_plan",
+                    ChoiceSpec(names),
+                    fallback,
+                    goal_question=question,
+                )
+            )
         for p, goal in zip(who, self.ask_all(decisions), strict=True):
             p.goal = goal
 
@@ -837,7 +657,7 @@ class PortOfMarsModel(DilemmaModel):
             decisions.append(
                 self.decision(
                     p.seat,
-                    "pom.invest",
+                    "port_of_mars.invest",
                     budget_spec(costs, p.coins),
                     self.invest_fallback(p, costs),
                 )
@@ -869,7 +689,16 @@ class PortOfMarsModel(DilemmaModel):
             for p in self.players:
                 partners = [r for r in self.roles if r != p.role]
                 spec = ListSpec(offer_spec(partners, p.resources), max_items=self.max_offers)
-                decisions.append(self.decision(p.seat, "pom.trade_offer", spec, []))
+                decisions.append(
+                    self.decision(
+                        p.seat,
+                        "port_of_mars.trade_offer",
+                        spec,
+                        [],
+                        partners=", ".join(partners),
+                        holdings=bundle_text(p.resources),
+                    )
+                )
             offers: list[TradeOffer] = []
             for p, answer in zip(self.players, self.ask_all(decisions), strict=True):
                 for item in answer:
@@ -893,10 +722,11 @@ class PortOfMarsModel(DilemmaModel):
                     answer = self.ask(
                         self.decision(
                             recipient.seat,
-                            "pom.trade_accept",
+                            "port_of_mars.trade_accept",
                             ChoiceSpec(("yes", "no")),
                             "no",
                             offer=offer.public(self.roles),
+                            offer_text=text.offer_text(offer.public(self.roles)),
                         )
                     )
                     if answer == "yes":
@@ -922,7 +752,11 @@ class PortOfMarsModel(DilemmaModel):
                 continue
             who.append(p)
             spec = ListSpec(ChoiceSpec(affordable), max_items=len(affordable))
-            decisions.append(self.decision(p.seat, "pom.purchase", spec, []))
+            decisions.append(
+                self.decision(
+                    p.seat, "port_of_mars.purchase", spec, [], options_text=", ".join(affordable)
+                )
+            )
         for p, names in zip(who, self.ask_all(decisions), strict=True):
             had_dirty = any(c.dirty for c in p.hand)
             took_dirty = False
@@ -939,6 +773,7 @@ class PortOfMarsModel(DilemmaModel):
                 if card.dirty:
                     took_dirty = True
                     p.dirty_cards_bought += 1
+                    p.dirty_cards_round += 1
                     p.dirty_cost_round += card.health_cost
                     p.dirty_health_cost += card.health_cost
                 if p.goal == card.name:
@@ -957,7 +792,10 @@ class PortOfMarsModel(DilemmaModel):
             who.append(p)
             decisions.append(
                 self.decision(
-                    p.seat, "pom.discard", ListSpec(ChoiceSpec(names), max_items=len(names)), []
+                    p.seat,
+                    "port_of_mars.discard",
+                    ListSpec(ChoiceSpec(names), max_items=len(names)),
+                    [],
                 )
             )
         for p, names in zip(who, self.ask_all(decisions), strict=True):
@@ -988,7 +826,7 @@ class PortOfMarsModel(DilemmaModel):
             "port_health_at_end": self.health,
             "events": [e["name"] for e in self.round_events_public()],
             "trades": [o.public(self.roles) for o in self.round_offers if o.status == "accepted"],
-            "meeting": self.meeting_conversation,
+            "meeting_summaries": dict(self.meeting_summaries),
         }
         if self.health <= 0:
             self._collapse()
@@ -1009,117 +847,6 @@ class PortOfMarsModel(DilemmaModel):
             if len(self.health_history) < self.round:
                 self.health_history.append(self.health)
         super().end_of_round()
-
-    # -- metrics ----------------------------------------------------------
-    def final_points(self, p: PomPlayer) -> int:
-        """Points as scored: 0 for everyone when the port collapsed."""
-        return 0 if self.collapsed else p.points
-
-    def player_record(self, p: PomPlayer) -> dict[str, Any]:
-        persona = self.seats[p.seat].persona
-        return {
-            "seat": p.seat,
-            "role": p.role,
-            "label": p.label,
-            "svo_angle": persona.svo_angle,
-            "cultural_group": persona.cultural_group,
-            "traits": list(persona.traits),
-            "policy": self.seats[p.seat].policy_name,
-            "points": p.points,
-            "final_points": self.final_points(p),
-            "winner": p.seat in self.winners,
-            "leader": p.seat == self.leader,
-            "health_coins_total": p.health_coins_total,
-            "health_coins_by_round": list(p.health_coins_by_round),
-            "resources": dict(p.resources),
-            "resources_bought_total": p.resources_bought_total,
-            "cards_bought": p.cards_bought,
-            "cards_returned": p.cards_returned,
-            "dirty_cards_bought": p.dirty_cards_bought,
-            "dirty_health_cost": p.dirty_health_cost,
-            "dirty_taken": p.dirty_taken,
-            "dirty_opportunities": p.dirty_opportunities,
-            "pct_dirty": (100.0 * p.dirty_taken / p.dirty_opportunities)
-            if p.dirty_opportunities
-            else None,
-            "personal_gain_yes": p.personal_gain_yes,
-            "trades_proposed": {k: p.trades_proposed[k] for k in TRADE_KINDS},
-            "trades_accepted": {k: p.trades_accepted[k] for k in TRADE_KINDS},
-            "trades_received": p.trades_received,
-            "trades_received_accepted": p.trades_received_accepted,
-            "trades_received_rejected": p.trades_received_rejected,
-        }
-
-    def _model_reporters(self) -> dict[str, Any]:
-        def total(attr: str):
-            return lambda m: sum(getattr(p, attr) for p in m.players)
-
-        def pct_dirty(m: PortOfMarsModel) -> float:
-            opps = sum(p.dirty_opportunities for p in m.players)
-            return 100.0 * sum(p.dirty_taken for p in m.players) / opps if opps else float("nan")
-
-        reporters: dict[str, Any] = {
-            "round": lambda m: m.round,
-            "port_health": lambda m: m.health,
-            "events_drawn": lambda m: len(m.events_round),
-            "events_this_round": lambda m: "|".join(e["name"] for e in m.round_events_public()),
-            "events_drawn_total": lambda m: m.events_drawn_total,
-            "health_coins_round": total("health_coins_round"),
-            "health_coins_total": total("health_coins_total"),
-            "dirty_cards_round": lambda m: sum(p.dirty_cost_round > 0 for p in m.players),
-            "dirty_cards_total": total("dirty_cards_bought"),
-            "dirty_health_cost_total": total("dirty_health_cost"),
-            "dirty_taken": total("dirty_taken"),
-            "dirty_opportunities": total("dirty_opportunities"),
-            "pct_dirty": pct_dirty,
-            "alive": lambda m: not m.collapsed,
-            "game_over": lambda m: m.game_over,
-            "survived": lambda m: m.survived,
-            "collapsed": lambda m: m.collapsed,
-            "collapse_round": lambda m: float(m.collapse_round) if m.collapsed else float("nan"),
-            "n_rounds": lambda m: m.n_rounds_total,
-            "points_mean": lambda m: float(np.mean([p.points for p in m.players])),
-            "final_points_mean": lambda m: float(np.mean([m.final_points(p) for p in m.players])),
-            "gini_points": lambda m: gini([p.points for p in m.players]),
-            "winners": lambda m: "|".join(m.roles[s] for s in m.winners),
-            "n_winners": lambda m: len(m.winners),
-            "winner_labels": lambda m: "|".join(m.players[s].label for s in m.winners),
-            "trades_proposed": lambda m: len(m.trades),
-            "trades_accepted": lambda m: sum(o.status == "accepted" for o in m.trades),
-            "trades_round": lambda m: len(m.round_offers),
-            "leader_role": lambda m: "" if m.leader is None else m.roles[m.leader],
-            "events_json": lambda m: json.dumps(dict(sorted(m.event_counts.items()))),
-            "players_json": lambda m: json.dumps([m.player_record(p) for p in m.players]),
-        }
-        for kind in TRADE_KINDS:
-            reporters[f"trades_proposed_{kind}"] = lambda m, k=kind: sum(
-                o.kind == k for o in m.trades
-            )
-            reporters[f"trades_accepted_{kind}"] = lambda m, k=kind: sum(
-                o.kind == k and o.status == "accepted" for o in m.trades
-            )
-        for role in ROLES:
-            reporters[f"points_{role}"] = lambda m, r=role: m.players[m.roles.index(r)].points
-            reporters[f"health_coins_{role}"] = lambda m, r=role: (
-                m.players[m.roles.index(r)].health_coins_round
-            )
-        for seat in range(self.N_PLAYERS):
-            reporters[f"seat{seat}_label"] = lambda m, s=seat: m.players[s].label
-            reporters[f"seat{seat}_role"] = lambda m, s=seat: m.players[s].role
-            reporters[f"seat{seat}_points"] = lambda m, s=seat: m.players[s].points
-            reporters[f"seat{seat}_health_coins"] = lambda m, s=seat: (
-                m.players[s].health_coins_total
-            )
-            reporters[f"seat{seat}_dirty_taken"] = lambda m, s=seat: m.players[s].dirty_taken
-            reporters[f"seat{seat}_dirty_opportunities"] = lambda m, s=seat: (
-                m.players[s].dirty_opportunities
-            )
-            reporters[f"seat{seat}_winner"] = lambda m, s=seat: s in m.winners
-        return reporters
-
-    def final_metrics(self) -> dict[str, Any]:
-        """The per-run summary (same values as the last DataCollector row)."""
-        return {k: f(self) for k, f in self._model_reporters().items()}
 
 
 __all__ = ["PomPlayer", "PortOfMarsModel"]

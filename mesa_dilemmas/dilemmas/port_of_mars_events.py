@@ -147,7 +147,7 @@ def _bonding(model: PortOfMarsModel, card: EventCard) -> None:
     decisions = [
         model.event_decision(
             p.seat,
-            "pom.event_choice",
+            "port_of_mars.event_choice",
             spec,
             fallback=model.role_spec(p.seat).specialty,
             card=card,
@@ -186,7 +186,7 @@ def _breakdown_of_trust(model: PortOfMarsModel, card: EventCard) -> None:
         decisions.append(
             model.event_decision(
                 p.seat,
-                "pom.keep_resources",
+                "port_of_mars.keep_resources",
                 spec,
                 fallback=fallback,
                 card=card,
@@ -208,7 +208,7 @@ def _efforts_wasted(model: PortOfMarsModel, card: EventCard) -> None:
         decisions.append(
             model.event_decision(
                 p.seat,
-                "pom.event_choice",
+                "port_of_mars.event_choice",
                 ChoiceSpec(names),
                 fallback=p.purchased[0].name,
                 card=card,
@@ -230,7 +230,7 @@ def _personal_gain(model: PortOfMarsModel, card: EventCard) -> None:
     decisions = [
         model.event_decision(
             p.seat,
-            "pom.event_choice",
+            "port_of_mars.event_choice",
             spec,
             fallback="no",
             card=card,
@@ -253,7 +253,7 @@ def _vote_for_player(model: PortOfMarsModel, card: EventCard, question: str, sta
     decisions = [
         model.event_decision(
             p.seat,
-            "pom.vote",
+            "port_of_mars.vote",
             ChoiceSpec(roles),
             fallback=p.role,
             card=card,
@@ -283,7 +283,7 @@ def _hero_or_pariah(model: PortOfMarsModel, card: EventCard) -> None:
     decisions = [
         model.event_decision(
             p.seat,
-            "pom.vote",
+            "port_of_mars.vote",
             spec,
             fallback="Pariah",
             card=card,

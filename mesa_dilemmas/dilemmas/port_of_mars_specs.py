@@ -20,6 +20,9 @@ from mesa_dilemmas.agents.decisions import InvalidAnswer, NumberSpec, StructSpec
 class BudgetSpec(StructSpec):
     """Whole-number fields whose cost-weighted sum must not exceed ``budget``.
 
+    An answer over budget is refused with what it cost ("you spent 13 of your 10 coins (...)"),
+    which the LLM policy sends back in its corrective turn.
+
     Every field is optional; a missing field means 0.  ``costs[name]`` is the
     price of one unit of field ``name`` (coins per unit for an investment, 1 for
     "units kept").
@@ -34,10 +37,32 @@ class BudgetSpec(StructSpec):
         clean = {k: int(v or 0) for k, v in out.items()}
         total = sum(self.costs.get(k, 1) * v for k, v in clean.items())
         if total > self.budget:
+            parts = ", ".join(
+                f"{v} {k} at {self.costs.get(k, 1)}" if self.costs.get(k, 1) != 1 else f"{v} {k}"
+                for k, v in clean.items()
+                if v
+            )
+            if self.unit == "coins":
+                raise InvalidAnswer(f"you spent {total} of your {self.budget} coins ({parts})")
             raise InvalidAnswer(
-                f"spends {total} {self.unit}, more than the {self.budget} available"
+                f"you kept {total} {self.unit} but may keep at most {self.budget} ({parts})"
             )
         return clean
+
+    def example(self) -> dict[str, int]:
+        """A legal, modest example: a third of the budget on the first field, a third of the
+        rest on the next (shown to LLM players instead of the generic all-fields example)."""
+        out: dict[str, int] = {}
+        left = self.budget
+        for name, sub in self.fields.items():
+            price = max(1, self.costs.get(name, 1))
+            n = min(int(sub.high), max(1, left // 3) // price)  # type: ignore[attr-defined]
+            if n > 0 and n * price <= left:
+                out[name] = n
+                left -= n * price
+            if len(out) == 2:
+                break
+        return out
 
     def sample(self, rng: Any) -> dict[str, int]:
         """A random answer within the budget (for random legal play)."""

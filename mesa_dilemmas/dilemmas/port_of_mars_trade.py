@@ -77,7 +77,25 @@ class TradeOffer:
 class TradeOfferSpec(StructSpec):
     """One offer: ``to`` (a role), ``give`` and ``receive`` bundles; 0-for-0 is invalid."""
 
+    def holdings(self) -> dict[str, int]:
+        return {r: int(sub.high) for r, sub in self.fields["give"].fields.items()}  # type: ignore[attr-defined]
+
     def validate(self, answer: Any) -> dict[str, Any]:
+        if isinstance(answer, Mapping):  # the two mistakes worth naming precisely
+            give, receive = answer.get("give"), answer.get("receive")
+            held = self.holdings()
+            if isinstance(give, Mapping):
+                for r, n in give.items():
+                    if r in RESOURCES and isinstance(n, int | float) and n > held.get(r, 0):
+                        raise InvalidAnswer(f"you offered {n:g} {r} but hold only {held.get(r, 0)}")
+            if isinstance(give, Mapping) and isinstance(receive, Mapping):
+                both = sorted(r for r in RESOURCES if give.get(r) and receive.get(r))
+                if both:
+                    raise InvalidAnswer(
+                        f"{both[0]} is on both sides of the offer; a resource goes on one side only"
+                    )
+            if isinstance(give, Mapping):  # zeros of resources not held are no offer (idempotent)
+                answer = {**answer, "give": {r: n for r, n in give.items() if n or r in held}}
         out = super().validate(answer)
         give, receive = clean_bundle(out.get("give")), clean_bundle(out.get("receive"))
         if not any(give.values()) and not any(receive.values()):
@@ -85,7 +103,20 @@ class TradeOfferSpec(StructSpec):
         return {"to": out["to"], "give": give, "receive": receive}
 
     def describe(self) -> str:
-        return super().describe() + " (giving nothing and asking nothing is not allowed)"
+        return (
+            super().describe()
+            + " (giving nothing and asking nothing is not allowed; a resource goes on one side only)"
+        )
+
+    def example(self) -> dict[str, Any]:
+        """A legal, fair example: 1 unit of something held for 1 unit of something else
+        (``{}``, i.e. no offer, when nothing is held)."""
+        held = [r for r, n in self.holdings().items() if n > 0]
+        if not held:
+            return {}
+        other = next(r for r in RESOURCES if r != held[0])
+        to = self.fields["to"].options[0]  # type: ignore[attr-defined]
+        return {"to": to, "give": {held[0]: 1}, "receive": {other: 1}}
 
     def sample(self, rng: Any) -> dict[str, Any]:
         """A random non-empty offer of small bundles (for random legal play)."""
@@ -95,6 +126,9 @@ class TradeOfferSpec(StructSpec):
             answer = {name: random_answer(sub, rng) for name, sub in self.fields.items()}
             for bundle in ("give", "receive"):
                 answer[bundle] = {r: min(n, 3) for r, n in answer[bundle].items()}
+            answer["receive"] = {  # a resource on one side only
+                r: 0 if answer["give"].get(r) else n for r, n in answer["receive"].items()
+            }
             if any(answer["give"].values()) or any(answer["receive"].values()):
                 return answer
 
@@ -102,8 +136,9 @@ class TradeOfferSpec(StructSpec):
 def offer_spec(partners: Sequence[str], holdings: Mapping[str, int]) -> TradeOfferSpec:
     """The spec of one offer by a player holding ``holdings`` to one of ``partners``."""
     optional = frozenset(RESOURCES)
+    held = [r for r in RESOURCES if holdings[r] > 0]  # only what the sender holds can be given
     give = StructSpec(
-        {r: NumberSpec(0, holdings[r], integer=True) for r in RESOURCES}, optional=optional
+        {r: NumberSpec(0, holdings[r], integer=True) for r in held}, optional=frozenset(held)
     )
     receive = StructSpec(
         {r: NumberSpec(0, MAX_UNITS_ASKED, integer=True) for r in RESOURCES}, optional=optional

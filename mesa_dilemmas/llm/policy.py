@@ -30,7 +30,7 @@ from mesa_dilemmas.llm import session
 from mesa_dilemmas.llm.answers import corrective_message, parse_response
 from mesa_dilemmas.llm.client import LLMClient, get_client
 from mesa_dilemmas.llm.errors import CallFailed
-from mesa_dilemmas.llm.prompts import render
+from mesa_dilemmas.llm.prompts import render, with_example
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
@@ -44,6 +44,7 @@ class LLMPolicy(Policy):
 
     is_async = True
     strict = False
+    reads_text = True
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings, run_seed: int | None = None) -> None:
         self.spec = spec
@@ -155,7 +156,12 @@ class LLMPolicy(Policy):
                 messages += [
                     Message("assistant", raw or "(no reply)"),
                     Message(
-                        "user", corrective_message(error, decision.spec, s.answer_mode, prompt.tag)
+                        "user",
+                        with_example(
+                            corrective_message(error, decision.spec, s.answer_mode, prompt.tag),
+                            decision.spec,
+                            prompt.tag,
+                        ),
                     ),
                 ]
                 continue

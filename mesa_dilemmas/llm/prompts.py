@@ -22,6 +22,7 @@ a template leaves them out); ``{tag}``, ``{kind}``, ``{round}``,
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,10 +30,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mesa_dilemmas.agents.decisions import Decision
-from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.agents.decisions import AnswerSpec, Decision, ListSpec, StructSpec
+from mesa_dilemmas.agents.persona import Persona, svo_category
 from mesa_dilemmas.llm.answers import (
     DEFAULT_TAG,
+    example_value,
     native_instructions,
     native_schema,
     tags_instructions,
@@ -128,24 +130,6 @@ def template_for(kind: str, templates_dir: str | None = None) -> TemplateLike | 
 
 # -- the generic parts ---------------------------------------------------------
 
-SVO_PREAMBLE = (
-    "Your personality is defined by your Social Value Orientation (SVO), which describes how "
-    "much you value your own outcomes relative to the outcomes of others, measured as an angle: "
-    "Altruism (above 57.15 degrees), Prosocial (22.45 to 57.15), Individualism (-12.04 to "
-    "22.45), Competitiveness (below -12.04)."
-)
-
-CULTURAL_GROUPS = {
-    "hierarchical-individualist": "You value a well-defined social order and respect authority, "
-    "yet emphasise personal freedom and personal achievement within that structure.",
-    "hierarchical-communitarian": "You value a structured society where roles are clearly "
-    "defined. You prioritise community welfare and collective responsibilities.",
-    "egalitarian-individualist": "You prioritise personal achievements. You see interactions "
-    "as negotiations and value free competition among individuals.",
-    "egalitarian-communitarian": "You place high value on the collective and prioritise making "
-    "decisions that do not negatively impact anyone.",
-}
-
 DISPOSITIONS = {
     "general": "",
     "altruistic": "You care about the welfare of the whole group and about the future as much "
@@ -159,18 +143,11 @@ GAME_PREAMBLE = (
 )
 
 
-def svo_category(angle: float) -> str:
-    if angle > 57.15:
-        return "Altruistic"
-    if angle >= 22.45:
-        return "Prosocial"
-    if angle >= -12.04:
-        return "Individualistic"
-    return "Competitive"
-
-
 def persona_text(persona: Persona | None) -> str:
-    """The persona as second-person sentences (empty for a default persona)."""
+    """The persona as generic second-person sentences (empty for a default persona).
+
+    A game with its own persona wording (Port of Mars) renders it beside the game and its
+    templates set their own ``system`` text; this is the fallback for templates that do not."""
     if persona is None:
         return ""
     parts = []
@@ -181,12 +158,11 @@ def persona_text(persona: Persona | None) -> str:
         parts.append(DISPOSITIONS[persona.disposition])
     if persona.svo_angle is not None:
         parts.append(
-            f"{SVO_PREAMBLE} Your SVO angle is {persona.svo_angle:g} degrees "
+            f"Your social value orientation (SVO) angle is {persona.svo_angle:g} degrees "
             f"({svo_category(persona.svo_angle)})."
         )
     if persona.cultural_group:
-        key = persona.cultural_group.strip().lower().replace(" ", "-").replace("_", "-")
-        parts.append(CULTURAL_GROUPS.get(key, f"Your cultural group: {persona.cultural_group}."))
+        parts.append(f"Your cultural group: {persona.cultural_group}.")
     if persona.traits:
         parts.append("Your personality traits: " + ", ".join(persona.traits) + ".")
     if persona.strategy_text:
@@ -253,6 +229,37 @@ def generic_user(decision: Decision, round_: int) -> str:
     return f"Round {round_}. Decision: {_title(decision.kind)}.\n\nWhat you know:\n{obs}"
 
 
+# -- examples ------------------------------------------------------------------
+
+
+def spec_example(spec: AnswerSpec) -> Any | None:
+    """A spec's own legal example (a spec with an ``example()`` method, or a list of such
+    items), or None when the generic example of :func:`~mesa_dilemmas.llm.answers.example_value`
+    is fine.  The generic one fills every field, which can break a spec's cross-field rule (a
+    budget); a game whose specs have such rules gives them ``example()``."""
+    own = getattr(spec, "example", None)
+    if callable(own):
+        return own()
+    if isinstance(spec, ListSpec):
+        item = spec_example(spec.item)
+        if item is not None:
+            return [] if item == {} else [item]
+    return None
+
+
+def with_example(text: str, spec: AnswerSpec, tag: str) -> str:
+    """``text`` (tags instructions or a corrective turn) with the spec's own example in place of
+    the generic one."""
+    example = spec_example(spec)
+    if example is None:
+        return text
+    generic = example_value(spec)
+    json_shaped = isinstance(spec, StructSpec | ListSpec)
+    shown = json.dumps(generic) if json_shaped else str(generic)
+    mine = json.dumps(example) if json_shaped else str(example)
+    return text.replace(f"<{tag}>{shown}</{tag}>", f"<{tag}>{mine}</{tag}>")
+
+
 # -- rendering -----------------------------------------------------------------
 
 
@@ -292,7 +299,7 @@ def render(
         schema = native_schema(decision.spec, reasoning, reasoning_max_chars)
         instructions = native_instructions(decision.spec, schema)
     else:
-        instructions = tags_instructions(decision.spec, tag)
+        instructions = with_example(tags_instructions(decision.spec, tag), decision.spec, tag)
     fields.update(instructions=instructions, tag=tag)
     if template is None:
         return Prompt(
