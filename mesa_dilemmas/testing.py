@@ -52,6 +52,8 @@ class GameReport:
     game: str
     passed: list[str] = field(default_factory=list)
     decision_kinds: list[str] = field(default_factory=list)
+    #: the kinds rendered and parsed through the LLM layer (those asked of LLM seats)
+    llm_kinds: list[str] = field(default_factory=list)
 
 
 def _fail(check: str, message: str) -> None:
@@ -241,6 +243,7 @@ class _LLMSeat(Policy):
 
     name = "llm-seat"
     strict = False
+    reads_text = True  # games that render texts only for text-reading policies render them here
 
     def decide(self, decision: Decision) -> Answer:
         _LLM_SEAT_LOG.append((decision, decision.fallback))
@@ -260,16 +263,20 @@ def llm_seat_decisions(
 
     if "players" not in params_model(model_cls).model_fields:
         return []
-    group = {"factory": "mesa_dilemmas.testing:llm_seat", "fraction": 1.0}
-    population = {"groups": [group]}
-    roles = getattr(model_cls, "POPULATION_ROLES", ())
-    if roles:
-        population["roles"] = {r: dict(group, fraction=None) for r in roles}
+    seat = {"factory": "mesa_dilemmas.testing:llm_seat"}
+    roles = {r: seat for r in getattr(model_cls, "POPULATION_ROLES", ())}
     shorthand = {
         k: v for k, v in params.items() if k not in ("llm_agents", "llm_players", "policy_factory")
     }
     _LLM_SEAT_LOG.clear()
-    _run(_make(model_cls, {**shorthand, "players": population}, seed=4), steps)
+    # every seat an LLM's, then half of them (so rule players' moves reach LLM seats: offers, votes)
+    for fraction in (1.0, 0.5):
+        population = {
+            "groups": [{**seat, "fraction": fraction}],
+            "placement": "first",
+            "roles": roles,
+        }
+        _run(_make(model_cls, {**shorthand, "players": population}, seed=4), steps)
     return list(_LLM_SEAT_LOG)
 
 
@@ -352,7 +359,9 @@ def check_game(
     report.passed.append("run_metrics")
     log = check_decisions(model_cls, params, steps)
     report.passed.append("decisions")
-    check_llm_path(llm_seat_decisions(model_cls, params, steps) + log)
+    seats = llm_seat_decisions(model_cls, params, steps)
+    check_llm_path(seats or log)  # what LLM seats are asked (a game without populations: all)
+    report.llm_kinds = sorted({d.kind for d, _ in seats or log})
     report.passed.append("llm_path")
     report.decision_kinds = sorted({d.kind for d, _ in log})
     return report

@@ -120,7 +120,11 @@ def test_several_models_and_rule_players_in_one_game():
 def test_port_of_mars_shorthand_expands_to_seats_and_the_meeting_writer():
     pop = PortOfMarsModel.population_from_params({"llm_players": 2, "llm": "openai:gpt-4o"})
     assert pop.groups[0].seats == [0, 1] and pop.groups[0].llm == "openai:gpt-4o"
-    assert pop.roles["meeting"].llm == "openai:gpt-4o"
+    assert pop.roles["meeting"].rule == "rule"  # LLM players do not make the meeting an LLM's
+    written = PortOfMarsModel.population_from_params(
+        {"llm_players": 2, "llm": "openai:gpt-4o", "meeting_writer": "llm"}
+    )
+    assert written.roles["meeting"].llm == "openai:gpt-4o"
     assert PortOfMarsModel.llm_specs({"llm_players": 2, "llm": "openai:gpt-4o"}) == {
         "openai:gpt-4o"
     }
