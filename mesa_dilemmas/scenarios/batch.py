@@ -12,6 +12,7 @@ finished chunk is saved under ``partial/``; ``--resume`` skips saved chunks.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -24,6 +25,7 @@ from tqdm.auto import tqdm
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.scenarios.config import Scenario
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
+from mesa_dilemmas.scenarios.outputs import to_parquet_atomic
 
 
 class BatchOptions(BaseModel):
@@ -63,9 +65,13 @@ class BatchExperiment:
         for index, chunk_seeds in enumerate(chunks):
             saved = partial_dir / f"chunk_{index:05d}.parquet"
             if ctx.resume and saved.exists():
-                frames.append(pd.read_parquet(saved))
-                outer.update()
-                continue
+                try:
+                    frames.append(pd.read_parquet(saved))
+                    outer.update()
+                    continue
+                except Exception as exc:  # a chunk cut short by a kill: run it again
+                    print(f"note: {saved.name} is unreadable ({type(exc).__name__}); running it again",
+                          file=sys.stderr)  # fmt: skip
             rows = batch_run(
                 model_cls,
                 parameters=parameters,
@@ -132,4 +138,4 @@ def _to_parquet(frame: pd.DataFrame, path: Path) -> None:
     for col in frame.columns:
         if frame[col].dtype == object:
             frame[col] = frame[col].map(to_plain)
-    frame.to_parquet(path, index=False)
+    to_parquet_atomic(frame, path)

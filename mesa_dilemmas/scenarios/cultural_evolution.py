@@ -45,7 +45,7 @@ from mesa_dilemmas.dilemmas.binary_game import (
     play_batch,
 )
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
-from mesa_dilemmas.scenarios.self_play import GameParam, map_tasks, prepare_sets
+from mesa_dilemmas.scenarios.self_play import GameParam, check_sets, map_tasks, prepare_sets
 
 if TYPE_CHECKING:
     from mesa_dilemmas.scenarios.config import Scenario
@@ -236,6 +236,14 @@ class CulturalEvolutionExperiment:
 
     USES_MODEL_PARAMS: ClassVar[bool] = False
     Options: ClassVar[type[BaseModel]] = CulturalEvolutionOptions
+
+    @classmethod
+    def check(cls, scenario: Scenario, options: BaseModel) -> None:
+        """What ``run`` needs (game parameters, strategy sets, distinct genes), before anything is written."""
+        opts = CulturalEvolutionOptions.model_validate(options.model_dump())
+        sets = prepare_sets(scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets)[2]
+        check_sets(sets)
+        genes_of(sets)
 
     def run(self, scenario: Scenario, options: BaseModel, ctx: RunContext) -> Results:
         opts = CulturalEvolutionOptions.model_validate(

@@ -7,7 +7,9 @@ config costs nothing and leaves nothing behind.
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -17,14 +19,22 @@ from typing import Any
 
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.scenarios.config import ConfigError, Scenario, load_scenario, resolve_experiment
+from mesa_dilemmas.scenarios.config import (
+    ConfigError,
+    Scenario,
+    check_no_bool_as_number,
+    load_scenario,
+    resolve_experiment,
+)
 from mesa_dilemmas.scenarios.experiment import RunContext
 from mesa_dilemmas.scenarios.outputs import (
+    config_differences,
     package_versions,
     write_config,
     write_manifest,
     write_results,
 )
+from mesa_dilemmas.scenarios.size import check_run_size
 
 
 class RunStopped(RuntimeError):
@@ -72,6 +82,42 @@ def _per_round(llm: dict[str, Any], results: Any) -> dict[str, Any]:
     return out
 
 
+def cap_processes(requested: int, force: bool = False) -> int:
+    """The worker processes to start: at most the machine's cores unless ``force``."""
+    cores = os.cpu_count() or 1
+    if requested <= cores or force:
+        return requested
+    print(
+        f"note: processes {requested} capped at {cores}, the CPU cores of this machine "
+        "(--force-processes to start them all)",
+        file=sys.stderr,
+    )
+    return cores
+
+
+def _check_out_dir(out: Path) -> None:
+    """A directory we can create and write in, or one line saying why not (nothing created)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a directory")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"--out {out}: {parent} is not a directory")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(f"--out {out}: cannot write in {parent} (permission denied)")
+            break
+
+
+def _make_out_dir(out: Path) -> Path | None:
+    """Create ``out``; return the topmost directory this created (to remove on failure)."""
+    top = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
+    return top
+
+
 def run_scenario(
     name_or_path: str,
     *,
@@ -80,13 +126,21 @@ def run_scenario(
     overrides: list[str] | None = None,
     resume: Path | None = None,
     progress: bool = True,
+    force_processes: bool = False,
+    yes: bool = True,
 ) -> RunOutcome:
-    """Validate and run a scenario; return where its results are. Raises ConfigError early."""
+    """Validate and run a scenario; return where its results are. Raises ConfigError early.
+
+    ``processes`` is checked by the same rule as the scenario's field and capped at the
+    machine's cores unless ``force_processes``; ``yes=False`` refuses a large run
+    (see :mod:`mesa_dilemmas.scenarios.size`) after printing its estimated size."""
+    overrides = list(overrides or [])
+    if processes is not None:  # one rule for both routes: the scenario field's
+        overrides.append(f"processes={processes}")
     scenario, options = load_scenario(name_or_path, overrides)
-    if processes is not None:
-        if processes < 1:
-            raise ConfigError(f"--processes: must be at least 1 (got {processes})")
-        scenario = scenario.model_copy(update={"processes": processes})
+    scenario = scenario.model_copy(
+        update={"processes": cap_processes(scenario.processes, force_processes)}
+    )
     experiment = resolve_experiment(scenario.experiment)()
 
     llm_settings = None
@@ -96,26 +150,41 @@ def run_scenario(
 
         try:
             llm_settings = llm.LLMSettings.from_table(scenario.llm)
+            check_no_bool_as_number("llm", scenario.llm, llm_settings.model_dump())
             llm.preflight(specs, llm_settings)
         except llm.LLMConfigError as exc:
             raise ConfigError(str(exc)) from None
-
-    if resume is not None:
-        out = resume
-        if not (out / "config.toml").exists():
-            raise ConfigError(f"--resume {out}: not a run directory (no config.toml)")
-    else:
-        out = out_dir or default_out_dir(scenario)
-        if out.exists() and any(out.iterdir()):
-            raise ConfigError(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
-    out.mkdir(parents=True, exist_ok=True)
 
     resolved = scenario.model_dump()
     resolved["options"] = options.model_dump()
     if getattr(experiment, "USES_MODEL_PARAMS", True):  # record every model parameter's value
         full = params_model(game_model(scenario.game)).model_validate(scenario.params).model_dump()
         resolved["params"] = {k: v for k, v in full.items() if k not in scenario.grid}
-    write_config(out, resolved)
+
+    if resume is not None:
+        out = resume
+        if not (out / "config.toml").is_file():
+            raise ConfigError(f"--resume {out}: not a run directory (no config.toml)")
+        differences = config_differences(out / "config.toml", resolved)
+        if differences:
+            raise ConfigError(
+                f"--resume {out}: the configuration differs from the saved one in "
+                f"{', '.join(differences)}; resume with the same settings or start a new run"
+            )
+    else:
+        out = out_dir or default_out_dir(scenario)
+        _check_out_dir(out)
+        if out.exists() and any(out.iterdir()):
+            raise ConfigError(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
+    check_run_size(scenario, options, experiment, yes=yes, llm=bool(specs))
+
+    created = None if resume is not None else _make_out_dir(out)
+    try:
+        write_config(out, resolved)
+    except OSError as exc:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise ConfigError(f"--out {out}: cannot write in it: {exc.strerror or exc}") from None
 
     ctx = RunContext(out_dir=out, processes=scenario.processes, progress=progress, resume=resume is not None)
     started = time.time()
