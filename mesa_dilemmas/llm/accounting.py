@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.settings import PriceEntry
 
@@ -177,7 +178,7 @@ def export_parquet(recorder: RunRecorder, out_dir: Path) -> list[str]:
         rows = recorder.db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
         frame = pd.DataFrame(rows, columns=list(columns))
         name = f"llm_{table}.parquet"
-        frame.to_parquet(Path(out_dir) / name, index=False)
+        to_parquet_atomic(frame, Path(out_dir) / name)
         written.append(name)
     return written
 

@@ -23,9 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
 from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.scenarios.config import Scenario
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
-from mesa_dilemmas.scenarios.outputs import to_parquet_atomic
 
 
 class BatchOptions(BaseModel):

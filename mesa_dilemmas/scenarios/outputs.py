@@ -1,8 +1,7 @@
 """The run directory: config.toml, runs.parquet, steps.parquet, summary.json, manifest.json.
 
-Every file is written to a temporary name beside its final one and renamed into
-place (:func:`atomic_path`): a process killed mid-write leaves either the old
-file or the new one, never a truncated one.
+Every file is written atomically (:mod:`mesa_dilemmas.files`): a process killed
+mid-write leaves either the old file or the new one, never a truncated one.
 """
 
 from __future__ import annotations
@@ -10,11 +9,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import platform
 import sys
 import tomllib
-from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ import pandas as pd
 import tomli_w
 
 from mesa_dilemmas.dilemmas.metrics import mean_sem
+from mesa_dilemmas.files import to_parquet_atomic, write_text_atomic
 from mesa_dilemmas.scenarios.experiment import Results
 
 PACKAGES = ("mesa-dilemmas", "mesa", "numpy", "pandas", "pyarrow", "pydantic", "scipy", "matplotlib")
@@ -44,33 +42,6 @@ def _drop_none(value: Any) -> Any:
     if isinstance(value, list):
         return [_drop_none(v) for v in value if v is not None]
     return value
-
-
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path to write ``path``'s new content to; renamed into place on success.
-
-    The content is flushed to disk before the rename, so the file at ``path`` is always
-    complete. On an exception the temporary file is removed and ``path`` is untouched."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-
-
-def to_parquet_atomic(frame: pd.DataFrame, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        frame.to_parquet(tmp, index=False)
 
 
 def config_text(resolved: dict[str, Any]) -> str:
