@@ -230,6 +230,15 @@ def test_random_faults_run_completes_and_everything_is_counted(
 
     calls = pd.read_parquet(run_dir / "llm_calls.parquet")
     decisions = pd.read_parquet(run_dir / "llm_decisions.parquet")
-    assert len(calls) == summary["provider_calls"] and len(decisions) == 40
+    assert len(decisions) == 40
+    # every attempt is on the record: each request the server saw is one row, each injected
+    # transport fault one failed attempt, and a call's retried attempts are marked
+    transport_faults = sum(injected[k] for k in ("rate_limit", "server_error", "slow", "truncated"))
+    assert len(calls) == summary["attempts"] == server.state.requests
+    assert summary["failed_attempts"] == int(calls.error.notna().sum()) == transport_faults
+    assert int((calls.retried == 0).sum()) == summary["provider_calls"]
+    assert summary["retried_attempts"] == int(calls.retried.sum()) >= transport_faults - summary["failed_calls"]
+    by_model = next(iter(summary["by_model"].values()))
+    assert by_model["decisions"] == 40 and by_model["attempts"] == len(calls)
     assert set(calls.agent_id) == {a.unique_id for a in game.players}
     assert calls.tokens_in[calls.error.isna()].gt(0).all()

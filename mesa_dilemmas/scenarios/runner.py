@@ -196,6 +196,8 @@ def run_scenario(
     try:
         results = experiment.run(scenario, options, ctx)
     except Exception as exc:
+        if type(exc).__name__ == "ProviderRejected":  # a key, model or endpoint that cannot work
+            raise RunStopped(f"{exc}; the calls made so far are saved in {out}") from None
         if type(exc).__name__ != "BudgetExceeded":
             raise
         raise RunStopped(
@@ -206,9 +208,11 @@ def run_scenario(
         if llm_settings is not None:
             llm_summary = session.finish_run()
     wall = time.time() - started
+    too_many: list[str] = []
     if llm_summary is not None:
         results.summary["llm"] = llm_summary
         results.summary["llm_per_round"] = _per_round(llm_summary, results)
+        too_many = report_fallbacks(llm_summary, llm_settings.max_fallback_rate)
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
     write_manifest(
@@ -227,4 +231,28 @@ def run_scenario(
             "versions": package_versions(),
         },
     )
+    if too_many:
+        raise RunStopped(
+            f"{', '.join(too_many)}: more decisions fell back to the rule than max_fallback_rate "
+            f"allows; the results in {out} describe the fallback rule, not the model"
+        )
     return RunOutcome(out, summary, wall)
+
+
+#: a fallback rate above this is printed as a warning
+WARN_FALLBACK_RATE = 0.10
+
+
+def report_fallbacks(llm_summary: dict[str, Any], max_rate: float) -> list[str]:
+    """Print each model's fallback rate (stderr); return the models above ``max_rate``."""
+    from mesa_dilemmas.llm.accounting import fallback_rates
+
+    over = []
+    for label, (fallbacks, decisions) in fallback_rates(llm_summary).items():
+        rate = fallbacks / decisions
+        flag = "  WARNING: above 10%, these answers are largely the rule's" if rate > WARN_FALLBACK_RATE else ""
+        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}",
+              file=sys.stderr)  # fmt: skip
+        if rate > max_rate:
+            over.append(label)
+    return over
