@@ -43,6 +43,17 @@ FILENAME = "cache.sqlite"
 _OPEN: dict[Path, ResponseCache] = {}
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (the cache is a local file)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
+
+
 class ResponseCache:
     """Responses by call key."""
 
@@ -76,7 +87,12 @@ class ResponseCache:
         now = time.time()
         with self.db.transaction() as conn:
             row = conn.execute("SELECT pid, started FROM in_flight WHERE key = ?", (key,)).fetchone()
-            if row is not None and row[0] != os.getpid() and now - row[1] < stale_after:
+            if (
+                row is not None
+                and row[0] != os.getpid()
+                and now - row[1] < stale_after
+                and _alive(row[0])
+            ):
                 return False
             conn.execute(
                 "INSERT OR REPLACE INTO in_flight (key, pid, started) VALUES (?, ?, ?)",
@@ -88,7 +104,9 @@ class ResponseCache:
         self.db.execute("DELETE FROM in_flight WHERE key = ? AND pid = ?", (key, os.getpid()))
 
     def claimed(self, key: str) -> bool:
-        return bool(self.db.execute("SELECT 1 FROM in_flight WHERE key = ?", (key,)))
+        """Whether a live process is calling for ``key`` (a killed one's claim does not count)."""
+        rows = self.db.execute("SELECT pid FROM in_flight WHERE key = ?", (key,))
+        return bool(rows) and _alive(rows[0][0])
 
     async def wait_for(self, key: str, timeout: float, poll_s: float = 0.05) -> ChatResponse | None:
         """The response another process is fetching for ``key``: returned once it is cached;
