@@ -37,8 +37,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
-    faults = Faults(rate_limit=0.08, server_error=0.08, slow=0.04, truncated=0.06, refusal=0.04,
-                    invalid=0.04, retry_after="0", slow_s=1.0, seed=args.seed)  # fmt: skip
+    faults = Faults(rate_limit=0.09, server_error=0.09, slow=0.05, truncated=0.07, refusal=0.05,
+                    invalid=0.05, retry_after="0", slow_s=1.0, seed=args.seed)  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp, WireServer(faults) as server:
         os.environ["MESA_DILEMMAS_CACHE_DIR"] = str(Path(tmp) / "cache")
         run_dir = Path(tmp) / "run"
