@@ -45,6 +45,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=Path(args.resume) if args.resume else None,
         execution={k: v for k, v in (("backend", args.backend), ("address", args.address)) if v},
         progress=not args.no_progress,
+        force_processes=args.force_processes,
+        yes=args.yes,
     )
     overall = outcome.summary.get("overall", {})
     shown = ", ".join(
@@ -82,7 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a bundled scenario or a TOML file")
     p.add_argument("scenario", help="bundled name (e.g. fishery/punishment_shock) or path to a .toml")
     p.add_argument("--out", help="run directory (default runs/<scenario>-<timestamp>)")
-    p.add_argument("--processes", type=int, help="worker processes for the sweep")
+    p.add_argument("--processes", type=int, help="worker processes for the sweep (at most the CPU cores)")
+    p.add_argument("--force-processes", action="store_true",
+                   help="start --processes workers even when that is more than the CPU cores")
+    p.add_argument("--yes", action="store_true", help="start a very large run without asking")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a field: beta=12, replications=10, grid.growth_rate=[0.2,0.6]")
     p.add_argument("--resume", metavar="DIR", help="continue a killed run in DIR")

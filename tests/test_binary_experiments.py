@@ -246,9 +246,17 @@ def test_runs_end_to_end_through_the_cli(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_bad_game_params_fail_before_any_work(tmp_path: Path) -> None:
-    sc, opts = load_scenario("public_goods/self_play", ["options.game_params={k = 5.0}"])
+    # loading the scenario already checks what the experiment needs (nothing written yet) ...
+    with pytest.raises(ConfigError, match=r"options.game_params \(group size 4\): k: "):
+        load_scenario("public_goods/self_play", ["options.game_params={k = 5.0}"])
+    with pytest.raises(ConfigError, match="unknown parameter of common_pool"):
+        load_scenario("common_pool/cultural_evolution", ["options.game_params={volume = 1}"])
+    # ... and so does the experiment itself, for callers that skip the loader
+    sc, opts = load_scenario("public_goods/self_play")
+    opts = opts.model_copy(update={"game_params": {"k": 5.0}})
     with pytest.raises(ConfigError, match=r"options.game_params \(group size 4\): k: "):
         SelfPlayExperiment().run(sc, opts, ctx(tmp_path))
-    sc, opts = load_scenario("common_pool/cultural_evolution", ["options.game_params={volume = 1}"])
+    sc, opts = load_scenario("common_pool/cultural_evolution")
+    opts = opts.model_copy(update={"game_params": {"volume": 1}})
     with pytest.raises(ConfigError, match="unknown parameter of common_pool"):
         CulturalEvolutionExperiment().run(sc, opts, ctx(tmp_path))

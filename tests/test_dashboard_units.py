@@ -230,19 +230,37 @@ def test_an_llm_round_that_raises_is_reported_after_the_worker_ends(isolated_llm
 def test_llm_pages_play_on_when_every_call_fails(
     isolated_llm: Path, monkeypatch: pytest.MonkeyPatch, path: str, llm_params: dict[str, Any]
 ) -> None:
-    """An unreachable provider: every LLM decision falls back, the round completes, the record
-    and the panel's data say what failed."""
+    """A provider whose every call fails (HTTP 500): every LLM decision falls back, the round
+    completes, the record and the panel's data say what failed.  (An endpoint that cannot be
+    reached at all stops the game instead: see the test below.)"""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from llm_servers.wire import Faults, WireServer
+
     config = isolated_llm / "llm.toml"
     config.write_text("[llm]\nmax_retries = 0\nanswer_retries = 0\ntimeout_s = 5\n")
     monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", str(config))
-    m = model_for(PAGE_BY_PATH[path], **llm_params, **UNREACHABLE)
-    assert m.error is None and m.llm is not None and m.llm_agent_ids
-    m.step()
-    assert m.wait(60) and m.error is None and m.round == 1
+    with WireServer(Faults(server_error=1.0)) as server:
+        failing = {"llm_provider": "openai", "llm_model": f"nobody@{server.url}/v1"}
+        m = model_for(PAGE_BY_PATH[path], **llm_params, **failing)
+        assert m.error is None and m.llm is not None and m.llm_agent_ids
+        m.step()
+        assert m.wait(60) and m.error is None and m.round == 1
     summary = m.llm.summary()
     assert summary["call_errors"] >= 1 and summary["fallbacks"] == summary["decisions"]
     assert all(t.error for t in m.llm.transcripts())
     assert m.decision_stats and all(r["asked"] for r in m.decision_stats)
+    m.close()
+
+
+def test_an_unreachable_provider_stops_the_game_with_its_reason(
+    isolated_llm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = isolated_llm / "llm.toml"
+    config.write_text("[llm]\nmax_retries = 0\nanswer_retries = 0\ntimeout_s = 5\n")
+    monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", str(config))
+    m = model_for(PAGE_BY_PATH["fishery"], n_agents=4, llm_agents=1, **UNREACHABLE)
+    m.step()
+    assert m.wait(60) and m.error and "endpoint unreachable" in m.error and not m.running
     m.close()
 
 

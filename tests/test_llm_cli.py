@@ -34,8 +34,11 @@ def test_check_makes_one_call(provider: str, capsys: pytest.CaptureFixture) -> N
     with WireServer() as server:
         url = f"{server.url}/v1" if provider == "openai" else server.url
         assert cli("llm", "check", f"{provider}:test-model", "--base-url", url) == 0
-        assert server.state.requests == 1
+        # an OpenAI-compatible server is probed once for its structured-output support
+        assert server.state.requests == (2 if provider == "openai" else 1)
     out = capsys.readouterr().out
+    mode = "json_schema" if provider == "openai" else "native"
+    assert f"native    {mode}" in out
     assert (
         f"{provider}:test-model  ok" in out
         and "latency" in out

@@ -121,3 +121,25 @@ def test_openai_backend_against_llama_cpp_server(
     )
     calls = list(load_calls(tmp_path / "run"))
     assert all(c["response"]["text"] for c in calls)
+
+
+def test_native_mode_probes_llama_cpp_server_and_answers(llama_server: str, tmp_path: Path) -> None:
+    """No schema_format configured: the probe finds that llama-cpp-python's server rejects
+    json_schema and takes json_object with the schema; the run answers, it does not fall back."""
+    from mesa_dilemmas.llm.backends import openai as openai_backend
+
+    openai_backend._PROBED.clear()
+    session.start_run(LLMSettings(), tmp_path / "run", resume=False)
+    pols = [
+        make_policy(f"openai:smollm2@{llama_server}", answer_mode="native", answer_retries=1, **SMALL)
+        for _ in range(2)
+    ]
+    game = play(pols, rounds=1, phases=2)
+    summary = session.finish_run()
+    assert openai_backend._PROBED[f"{llama_server}#smollm2"] == "json_object"
+    assert summary["failed_calls"] == 0 and summary["fallbacks"] == 0, summary
+    assert summary["modes"] == {"json_object": summary["attempts"]}
+    assert all(0 <= v <= 10 for v in game.answers[0])
+    assert all(a in ACTION.options for a in game.answers[1])
+    calls = list(load_calls(tmp_path / "run"))
+    assert {c["mode"] for c in calls} == {"json_object"}

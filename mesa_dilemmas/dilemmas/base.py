@@ -106,6 +106,6 @@ def params_model(model_cls: type[mesa.Model]) -> type[BaseModel]:
         fields[name] = (hints.get(name, Any), default)
     return create_model(
         f"{model_cls.__name__}Params",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False),
         **fields,
     )

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import gc
 import inspect
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from importlib import import_module
 from typing import Any, ClassVar
 
@@ -444,6 +446,21 @@ class BinaryDilemmaModel(DilemmaModel):
     def _strategy_policy(entry: StrategyEntry, rules: BinaryGame) -> Policy:
         """Trusted (built-in) strategies play in-process; code from files in the sandbox."""
         return StrategyPolicy(entry) if entry.trusted else SandboxedStrategyPolicy(entry, rules)
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> None:
+        """The checks ``__init__`` would make (the rules' cross-field ones such as
+        ``1 < k < n_players``, strategy specs that resolve), without building a model."""
+        full = {**_defaults(cls), **params}
+        strategies = full.pop("strategies", ())
+        if not strategies:
+            raise ValueError("strategies: give at least one strategy spec")
+        for spec in strategies:
+            _check_strategy_spec(spec)
+        rules_cls = getattr(sys.modules[cls.__module__], "RULES", None)
+        if rules_cls is not None:
+            rule_params = tuple((k, full[k]) for k in _rule_keys(rules_cls) if k in full)
+            _check_rules(rules_cls, full.get("n_players", 2), full.get("rounds", DEFAULT_ROUNDS),
+                         rule_params)  # fmt: skip
 
     # -- play ------------------------------------------------------------
     def phase_act(self) -> None:
@@ -533,3 +550,39 @@ class BinaryDilemmaModel(DilemmaModel):
             if isinstance(p.policy, SandboxedStrategyPolicy)
             for f in p.policy.flags
         ]
+
+# -- parameter checks (cached: a large grid repeats the same values) -----
+
+
+@cache
+def _defaults(cls: type[DilemmaModel]) -> dict[str, Any]:
+    return {
+        name: p.default
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty and name not in ("rng", "self")
+    }
+
+
+@cache
+def _rule_keys(rules_cls: type[BinaryGame]) -> tuple[str, ...]:
+    """The rules' own parameters (besides the group size and the number of rounds)."""
+    names = inspect.signature(rules_cls.__init__).parameters
+    return tuple(sorted(set(names) - {"self", "n_players", "n_rounds"}))
+
+
+@lru_cache(maxsize=4096)
+def _check_strategy_spec(spec: str) -> None:
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"strategies: {spec!r} is not a strategy spec")
+    try:
+        resolve_strategy(spec)
+    except (ValueError, KeyError, LookupError, OSError, ImportError, TypeError) as exc:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        raise ValueError(f"strategies: {spec!r}: {' '.join(text.split())}") from None
+
+
+@lru_cache(maxsize=65536)
+def _check_rules(
+    rules_cls: type[BinaryGame], n_players: int, rounds: int, params: tuple[tuple[str, Any], ...]
+) -> None:
+    rules_cls(n_players, rounds, **dict(params))

@@ -23,7 +23,13 @@ from typing import Any
 
 from mesa_dilemmas.llm import session
 from mesa_dilemmas.llm.checks import bundled_model_path, check_spec, preflight, resolve
-from mesa_dilemmas.llm.errors import BudgetExceeded, CallFailed, LLMConfigError, ReplayMiss
+from mesa_dilemmas.llm.errors import (
+    BudgetExceeded,
+    CallFailed,
+    LLMConfigError,
+    ProviderRejected,
+    ReplayMiss,
+)
 from mesa_dilemmas.llm.policy import LLMPolicy
 from mesa_dilemmas.llm.prompts import Template, register_template, register_templates
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -35,6 +41,7 @@ __all__ = [
     "LLMConfigError",
     "LLMPolicy",
     "LLMSettings",
+    "ProviderRejected",
     "ReplayMiss",
     "Template",
     "bundled_model_path",

@@ -8,7 +8,10 @@ What the numbers mean: ``tokens_in``, ``tokens_out`` and ``cost_usd`` are what
 the run paid for, over all its segments (a resumed run includes the calls made
 before it was killed).  ``calls``, ``cache_hits`` and the decision counters
 (parse failures, retries, fallbacks, call errors) describe the latest, complete
-execution.
+execution.  ``attempts`` counts every paid attempt -- a call retried after a 429,
+a 5xx, a timeout or a garbled body is several attempts, ``retried_attempts`` of
+them followed by another, ``failed_attempts`` failed (``errors_by_status`` by HTTP
+status, ``none`` without one); ``failed_calls`` are calls whose every attempt failed.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.settings import PriceEntry
 
@@ -78,6 +82,11 @@ def _empty_group() -> dict[str, Any]:
         "provider_calls": 0,
         "cache_hits": 0,
         "failed_calls": 0,
+        "attempts": 0,
+        "failed_attempts": 0,
+        "retried_attempts": 0,
+        "errors_by_status": {},
+        "modes": {},
         "tokens_in": 0,
         "tokens_out": 0,
         "cost_usd": 0.0,
@@ -97,47 +106,77 @@ def _finish(group: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def model_label(policy: str | None) -> str:
+    """``provider:model`` of a policy name (``llm:openai:gpt-4o``, ``llm:replay:openai:x``)."""
+    text = policy or "unknown"
+    for prefix in ("llm:replay:", "llm:"):
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return text
+
+
+def fallback_rates(summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Per model of an ``llm`` summary: (fallbacks, decisions)."""
+    return {
+        label: (int(group.get("fallbacks", 0)), int(group.get("decisions", 0)))
+        for label, group in summary.get("by_model", {}).items()
+        if group.get("decisions")
+    }
+
+
 def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``"llm"`` entry of ``summary.json`` for one run."""
     segment = recorder.segment
     calls = recorder.db.execute(
         "SELECT segment, source, label, kind, agent_id, tokens_in, tokens_out, latency_s,"
-        " cost_usd, error FROM calls"
+        " cost_usd, error, retried, http_status, mode FROM calls"
     )
     decisions = recorder.db.execute(
-        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors FROM decisions"
-        " WHERE segment = ?",
+        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors, policy"
+        " FROM decisions WHERE segment = ?",
         (segment,),
     )
     total = _empty_group()
     groups: dict[str, dict[str, dict[str, Any]]] = {"by_model": {}, "by_kind": {}, "by_agent": {}}
     unpriced = 0
-    for seg, source, label, kind, agent_id, tin, tout, latency, cost, error in calls:
+    for row in calls:
+        seg, source, label, kind, agent_id, tin, tout, latency, cost, error, retried, status, mode = row
         agent = "narrator" if agent_id is None else str(agent_id)
         targets = [total] + [
             groups[name].setdefault(key, _empty_group())
             for name, key in (("by_model", label), ("by_kind", kind), ("by_agent", agent))
         ]
         for g in targets:
-            if source == "provider":
-                g["provider_calls"] += 1
+            if source == "provider":  # every attempt, a failed one retried included
+                g["attempts"] += 1
+                if mode:  # the structured-output mode the attempt was sent in
+                    g["modes"][mode] = g["modes"].get(mode, 0) + 1
                 g["tokens_in"] += tin or 0
                 g["tokens_out"] += tout or 0
                 g["cost_usd"] += cost or 0.0
                 if error:
-                    g["failed_calls"] += 1
+                    g["failed_attempts"] += 1
+                    code = "none" if status is None else str(status)
+                    g["errors_by_status"][code] = g["errors_by_status"].get(code, 0) + 1
                 elif latency is not None:
                     g["latencies"].append(latency)
+                if retried:
+                    g["retried_attempts"] += 1
+                    continue  # the call goes on with its next attempt
+                g["provider_calls"] += 1
+                if error:
+                    g["failed_calls"] += 1
             if seg == segment:
                 g["calls"] += 1
                 if source != "provider":
                     g["cache_hits"] += 1
         if source == "provider" and not error and cost is None:
             unpriced += 1
-    for kind, agent_id, retries, failures, fell_back, call_errors in decisions:
+    for kind, agent_id, retries, failures, fell_back, call_errors, policy in decisions:
         agent = "narrator" if agent_id is None else str(agent_id)
         for g in (
             total,
+            groups["by_model"].setdefault(model_label(policy), _empty_group()),
             groups["by_kind"].setdefault(kind, _empty_group()),
             groups["by_agent"].setdefault(agent, _empty_group()),
         ):
@@ -160,7 +199,8 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
 CALL_COLUMNS = (
     "id", "ts", "segment", "pid", "key", "label", "policy", "source", "run_seed", "agent_id",
     "round", "step", "kind", "counter", "attempt", "tokens_in", "tokens_out", "latency_s",
-    "cost_usd", "finish_reason", "error", "request", "response",
+    "cost_usd", "finish_reason", "error", "request", "response", "status", "http_status",
+    "retried", "mode",
 )  # fmt: skip
 DECISION_COLUMNS = (
     "id", "ts", "segment", "pid", "policy", "run_seed", "agent_id", "round", "step", "kind",
@@ -177,7 +217,7 @@ def export_parquet(recorder: RunRecorder, out_dir: Path) -> list[str]:
         rows = recorder.db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
         frame = pd.DataFrame(rows, columns=list(columns))
         name = f"llm_{table}.parquet"
-        frame.to_parquet(Path(out_dir) / name, index=False)
+        to_parquet_atomic(frame, Path(out_dir) / name)
         written.append(name)
     return written
 

@@ -4,17 +4,21 @@ The key (:func:`mesa_dilemmas.llm.request.call_key`) hashes provider:model, the
 full request and the sample id, so a re-run of the same replication finds
 every answer here while another replication (another run seed) draws fresh
 samples.  Only successful responses are stored (a refusal is a response; a
-timeout is not).  One SQLite file under the cache directory; ``mesa-dilemmas
+timeout is not).  A call being made is visible to other processes (``in_flight``):
+one that needs the same answer waits for it (bounded) instead of paying for it
+again.  One SQLite file under the cache directory; ``mesa-dilemmas
 llm cache stats|clear`` inspects and empties it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
+from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import ChatResponse
 from mesa_dilemmas.llm.sqlitedb import SQLiteFile
 
@@ -27,11 +31,27 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS responses_label ON responses(label);
+CREATE TABLE IF NOT EXISTS in_flight (
+    key TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    started REAL NOT NULL
+);
 """
 
 FILENAME = "cache.sqlite"
 
 _OPEN: dict[Path, ResponseCache] = {}
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (the cache is a local file)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
 
 
 class ResponseCache:
@@ -56,8 +76,52 @@ class ResponseCache:
     def put(self, key: str, label: str, request: dict[str, Any], response: ChatResponse) -> None:
         self.db.execute(
             "INSERT OR IGNORE INTO responses (key, label, request, response, created) VALUES (?, ?, ?, ?, ?)",
-            (key, label, json.dumps(request), json.dumps(response.to_json()), time.time()),
+            (key, label, redact(json.dumps(request)), redact(json.dumps(response.to_json())),
+             time.time()),  # fmt: skip
         )
+
+    # -- calls in flight: a second process waits for the first instead of paying twice -----
+    def claim(self, key: str, stale_after: float) -> bool:
+        """Mark ``key`` as being called by this process; False if another process already is
+        (a claim older than ``stale_after`` seconds is taken over: its owner died)."""
+        now = time.time()
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT pid, started FROM in_flight WHERE key = ?", (key,)).fetchone()
+            if (
+                row is not None
+                and row[0] != os.getpid()
+                and now - row[1] < stale_after
+                and _alive(row[0])
+            ):
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO in_flight (key, pid, started) VALUES (?, ?, ?)",
+                (key, os.getpid(), now),
+            )
+        return True
+
+    def release(self, key: str) -> None:
+        self.db.execute("DELETE FROM in_flight WHERE key = ? AND pid = ?", (key, os.getpid()))
+
+    def claimed(self, key: str) -> bool:
+        """Whether a live process is calling for ``key`` (a killed one's claim does not count)."""
+        rows = self.db.execute("SELECT pid FROM in_flight WHERE key = ?", (key,))
+        return bool(rows) and _alive(rows[0][0])
+
+    async def wait_for(self, key: str, timeout: float, poll_s: float = 0.05) -> ChatResponse | None:
+        """The response another process is fetching for ``key``: returned once it is cached;
+        None when that process gave up (its claim is gone) or after ``timeout`` seconds."""
+        import asyncio
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            hit = self.get(key)
+            if hit is not None:
+                return hit
+            if not self.claimed(key):
+                return self.get(key)
+            await asyncio.sleep(poll_s)
+        return None
 
     def stats(self) -> dict[str, Any]:
         """Entries, bytes on disk and entries per provider:model."""

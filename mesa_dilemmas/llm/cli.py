@@ -18,7 +18,8 @@ from typing import Any
 
 from mesa_dilemmas.llm.cache import ResponseCache
 from mesa_dilemmas.llm.checks import check_spec, resolve
-from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError
+from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError, ProviderRejected
+from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import ChatRequest, Message
 from mesa_dilemmas.llm.settings import LLMSettings
 
@@ -82,20 +83,26 @@ def cmd_check(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens,
             seed=0,
         )
+        probe = getattr(client.backend, "native_mode", None)
+        mode = asyncio.run(probe()) if probe is not None else "native"
         start = time.perf_counter()
         response = asyncio.run(client.call_uncached(request))
         latency = time.perf_counter() - start
     except LLMConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except ProviderRejected as exc:  # what would stop a run: key, permission, model, endpoint
+        print(f"{spec_text}: FAILED: {redact(str(exc))}", file=sys.stderr)
+        return 3
     except CallFailed as exc:
-        print(f"{spec_text}: FAILED: {exc}", file=sys.stderr)
+        print(f"{spec_text}: FAILED: {redact(str(exc))}", file=sys.stderr)
         return 1
     answer = response.refusal or response.text
     print(f"{spec.label}  ok")
     print(f"  latency   {latency:.3f} s")
     print(f"  tokens    {response.tokens_in} in, {response.tokens_out} out")
     print(f"  finish    {response.finish_reason}")
+    print(f"  native    {mode}  (structured output the endpoint accepts)")
     print(f"  answer    {answer.strip()!r}")
     return 0
 

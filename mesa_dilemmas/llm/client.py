@@ -2,22 +2,30 @@
 
 Order of business for a call: (1) this run's own record (a resumed run finds
 what it answered before it was killed), (2) the shared cache, (3) for a replay
-spec, a miss is an error naming the call; otherwise (4) reserve the call in the
-run budget (when the budget is reached, the calls already in flight are let
-finish and recorded before :class:`BudgetExceeded` propagates), (5) wait for a concurrency slot and the rate limit, (6) call the
-backend, retrying malformed responses and transient errors (honouring
-``Retry-After``) up to ``max_retries``, (7) price it, cache it, record it.
-Cache hits are recorded too (with source ``cache`` / ``run``), so the record of
-a run lists every answer it used.
+spec, a miss is an error naming the call; otherwise (4) when another process is
+already making the same call (visible in the shared cache), wait for its answer
+(bounded) instead of paying again, (5) reserve the call in the run budget (when
+the budget is reached, the calls already in flight are let finish and recorded
+before :class:`BudgetExceeded` propagates), (6) wait for a concurrency slot and
+the rate limit, (7) call the backend, retrying malformed responses and transient
+errors (honouring ``Retry-After``) up to ``max_retries`` and recording every
+failed attempt, (8) price it, cache it, record it.  Cache hits are recorded too
+(with source ``cache`` / ``run``), so the record of a run lists every answer it
+used.  A rejected key, an unknown model, an unreachable endpoint, repeated
+malformed-request rejections and too many fallbacks raise :class:`ProviderRejected`,
+which stops the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
+import sqlite3
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mesa_dilemmas.llm import session
@@ -26,7 +34,13 @@ from mesa_dilemmas.llm.backends import Backend, create_backend
 from mesa_dilemmas.llm.budget import Budget
 from mesa_dilemmas.llm.cache import ResponseCache
 from mesa_dilemmas.llm.cluster import GateLimiter, gate_name
-from mesa_dilemmas.llm.errors import BudgetExceeded, CallFailed, ReplayMiss, TransientCallError
+from mesa_dilemmas.llm.errors import (
+    BudgetExceeded,
+    CallFailed,
+    ProviderRejected,
+    ReplayMiss,
+    TransientCallError,
+)
 from mesa_dilemmas.llm.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter
 from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, ChatResponse, call_key
@@ -42,6 +56,11 @@ class CallOutcome:
     latency_s: float
     cost_usd: float | None
 
+
+#: identical malformed-request rejections after which the run stops
+MALFORMED_LIMIT = 3
+#: decisions a model must have made before its fallback rate can stop the run
+MIN_DECISIONS_FOR_RATE = 10
 
 _LIMITERS: dict[tuple[int, str], ProviderLimiter] = {}
 #: per event loop, the paid calls in flight (a future each, resolved when the call is over)
@@ -106,6 +125,44 @@ class LLMClient:
         self.prices = PriceTable(settings.prices)
         self._budget = Budget(settings.budget)  # used outside a run session
         self.replay = spec.provider == "replay"
+        #: identical malformed-request rejections seen (message -> count)
+        self._rejections: dict[str, int] = {}
+        #: decisions answered and decisions that fell back, in this process
+        self.decisions = 0
+        self.fallbacks = 0
+
+    async def answer_mode(self) -> str:
+        """``"native"``, or ``"tags"`` when the endpoint takes no structured output (probed once
+        per endpoint and process by backends that can tell, see ``native_mode``)."""
+        probe = getattr(self.backend, "native_mode", None)
+        if probe is None:
+            return "native"
+        return "tags" if await probe() == "tags" else "native"
+
+    def mode_of(self, request: ChatRequest) -> str:
+        """The structured-output mode of a request as sent (recorded with each attempt)."""
+        if request.schema is None:
+            return "tags" if self.settings.answer_mode == "native" else self.settings.answer_mode
+        return getattr(self.backend, "schema_mode", "native")
+
+    async def note_decision(self, fell_back: bool, error: str | None = None) -> None:
+        """Count a decision; stop the run when too many fall back (``max_fallback_rate``):
+        a run whose answers are mostly the rule's must not pass for the model's.  The calls
+        still in flight finish (and are recorded) before the run stops."""
+        self.decisions += 1
+        self.fallbacks += int(fell_back)
+        limit = self.settings.max_fallback_rate
+        if (
+            fell_back
+            and self.decisions >= MIN_DECISIONS_FOR_RATE
+            and self.fallbacks > limit * self.decisions
+        ):
+            await _drain_in_flight()
+            raise ProviderRejected(
+                f"{self.label}: {self.fallbacks} of {self.decisions} decisions fell back to the "
+                f"rule ({self.fallbacks / self.decisions:.0%} > max_fallback_rate {limit:g}); "
+                f"last error: {error}"
+            )
 
     def cache(self) -> ResponseCache | None:
         if not (self.settings.cache or self.replay):
@@ -138,6 +195,36 @@ class LLMClient:
                 f"replay: no recorded call for {self.label}: {ctx.describe()} (key {key[:16]})"
             )
 
+        if cache is not None and not cache.claim(key, stale_after=self.call_time_limit()):
+            # another process is paying for this very answer: wait for it (bounded)
+            hit = await cache.wait_for(key, timeout=self.call_time_limit())
+            if hit is not None:
+                if recorder is not None:
+                    recorder.record_call(
+                        ctx, key=key, label=self.label, source="cache", request=req_json,
+                        response=hit, latency_s=0.0, cost_usd=0.0,
+                    )  # fmt: skip
+                return CallOutcome(hit, "cache", key, 0.0, 0.0)
+            cache.claim(key, stale_after=0.0)  # it gave up or took too long: pay for it here
+        try:
+            return await self._reserved_call(request, ctx, key, req_json, recorder, cache, run)
+        finally:
+            # a call abandoned when the run stopped ends after the cache was closed: its
+            # claim then expires on its own
+            if cache is not None:
+                with contextlib.suppress(sqlite3.ProgrammingError):
+                    cache.release(key)
+
+    async def _reserved_call(
+        self,
+        request: ChatRequest,
+        ctx: CallContext,
+        key: str,
+        req_json: dict,
+        recorder: RunRecorder | None,
+        cache: ResponseCache | None,
+        run: session.RunState | None,
+    ) -> CallOutcome:
         budget = run.budget if run is not None else self._budget
         try:
             budget.reserve()
@@ -151,9 +238,17 @@ class LLMClient:
         done = _track_in_flight()
         try:
             return await self._paid_call(request, ctx, key, req_json, recorder, cache, budget)
-        finally:
+        except ProviderRejected:
+            # the run stops: as for a budget, let the other calls in flight finish and be
+            # recorded first, rather than be abandoned half-way
             budget.release()
             done.set_result(None)
+            await _drain_in_flight()
+            raise
+        finally:
+            if not done.done():
+                budget.release()
+                done.set_result(None)
 
     def call_time_limit(self) -> float:
         """A generous bound on one call's duration, timeouts and retries included."""
@@ -172,18 +267,31 @@ class LLMClient:
         budget: Budget,
     ) -> CallOutcome:
         estimate = request.prompt_chars() / 4 + request.max_tokens
-        start = time.perf_counter()
+
+        def failed_attempt(exc: Exception, latency: float, retried: bool) -> None:
+            if recorder is None:
+                return
+            with contextlib.suppress(sqlite3.ProgrammingError):  # abandoned at the run's end
+                recorder.record_call(
+                    ctx, key=key, label=self.label, source="provider", request=req_json,
+                    response=None, latency_s=latency, cost_usd=None, error=str(exc),
+                    http_status=getattr(exc, "status", None), retried=retried,
+                    mode=self.mode_of(request),
+                )  # fmt: skip
+
         try:
             async with self.limiter.slot(estimate):
                 start = time.perf_counter()
-                response = await self.call_uncached(request)
+                response = await self.call_uncached(request, failed_attempt)
         except CallFailed as exc:
-            if recorder is not None:
-                recorder.record_call(
-                    ctx, key=key, label=self.label, source="provider", request=req_json,
-                    response=None, latency_s=time.perf_counter() - start, cost_usd=None,
-                    error=str(exc),
-                )  # fmt: skip
+            if exc.malformed_request:
+                text = str(exc)
+                self._rejections[text] = self._rejections.get(text, 0) + 1
+                if self._rejections[text] >= MALFORMED_LIMIT:
+                    raise ProviderRejected(
+                        f"{self.label}: {self._rejections[text]} requests rejected as malformed: "
+                        f"{text}; fix the [llm] settings (answer_mode, schema_format) or the spec"
+                    ) from None
             raise
         latency = time.perf_counter() - start
         cost = self.prices.cost(self.label, response.tokens_in, response.tokens_out)
@@ -194,25 +302,42 @@ class LLMClient:
         if recorder is not None:
             recorder.record_call(
                 ctx, key=key, label=self.label, source="provider", request=req_json,
-                response=response, latency_s=latency, cost_usd=cost,
+                response=response, latency_s=latency, cost_usd=cost, mode=self.mode_of(request),
             )  # fmt: skip
         return CallOutcome(response, "provider", key, latency, cost)
 
-    async def call_uncached(self, request: ChatRequest) -> ChatResponse:
-        """The backend call, retried on what the SDK did not retry (malformed bodies, and for
-        Gemini 429/5xx/timeouts), waiting ``Retry-After`` when the server gave one."""
+    async def call_uncached(
+        self,
+        request: ChatRequest,
+        on_failure: Callable[[Exception, float, bool], None] | None = None,
+    ) -> ChatResponse:
+        """The backend call, retried on transient failures (429, 5xx, timeouts, connection
+        errors, malformed bodies), waiting ``Retry-After`` when the server gave one.
+
+        ``on_failure(exc, latency_s, retried)`` is told of every failed attempt. An endpoint
+        that could not be reached on any attempt stops the run (:class:`ProviderRejected`)."""
         retries = self.settings.provider(self.backend.provider).max_retries
         retries = self.settings.max_retries if retries is None else retries
         last: TransientCallError | None = None
         for attempt in range(retries + 1):
+            start = time.perf_counter()
             try:
                 return await self.backend.acomplete(request)
             except TransientCallError as exc:
                 last = exc
+                if on_failure is not None:
+                    on_failure(exc, time.perf_counter() - start, attempt < retries)
                 if attempt == retries:
                     break
                 wait = exc.retry_after
                 if wait is None:
                     wait = min(8.0, 0.5 * 2**attempt) * (1 - 0.25 * random.random())
                 await asyncio.sleep(min(wait, 120.0))
-        raise CallFailed(f"{last} (gave up after {retries + 1} attempts)")
+            except (CallFailed, ProviderRejected) as exc:
+                if on_failure is not None:
+                    on_failure(exc, time.perf_counter() - start, False)
+                raise
+        assert last is not None
+        if last.unreachable:
+            raise ProviderRejected(f"{self.label}: endpoint unreachable: {last}")
+        raise CallFailed(f"{last} (gave up after {retries + 1} attempts)", last.status)

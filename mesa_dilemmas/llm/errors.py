@@ -18,13 +18,50 @@ class ReplayMiss(LookupError):
 
 
 class CallFailed(RuntimeError):
-    """A provider call failed for good (after the SDK's and our own retries)."""
+    """A provider call failed for good (after our retries); the decision falls back.
+
+    ``status``: the HTTP status when there was one; ``malformed_request``: the server
+    rejected the request itself (400/422, or a 500 whose body is a validation error),
+    which no retry fixes -- the client stops the run after a few identical ones."""
+
+    def __init__(
+        self, message: str, status: int | None = None, malformed_request: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.malformed_request = malformed_request
+
+    def __reduce__(self) -> tuple:  # picklable across batch workers
+        return (type(self), (str(self), self.status, self.malformed_request))
 
 
 class TransientCallError(RuntimeError):
-    """A provider call failed in a way worth retrying (malformed body, 429/5xx not retried by
-    the SDK); ``retry_after`` is the server's requested wait in seconds, when it gave one."""
+    """A provider call failed in a way worth retrying (429, 5xx, timeouts, connection errors,
+    malformed bodies); ``retry_after`` is the server's requested wait in seconds, when it gave
+    one; ``status`` the HTTP status, when there was one; ``unreachable``: no connection at all."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after: float | None = None,
+        status: int | None = None,
+        unreachable: bool = False,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status
+        self.unreachable = unreachable
+
+
+class ProviderRejected(RuntimeError):
+    """The provider refuses the run in a way no retry and no fallback should hide: a rejected
+    key (401/403), an unknown model (404), an unreachable endpoint, requests rejected as
+    malformed again and again, or too many fallbacks.  The run stops (exit 3), saving what it
+    has.  Picklable, so it crosses from a batch worker to the parent."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (str(self), self.status))

@@ -111,9 +111,11 @@ class LLMPolicy(Policy):
     async def adecide(self, decision: Decision) -> Answer:
         s = self.settings
         ctx, agent = self._context(decision)
+        # "native" falls back to "tags" on an endpoint that takes no structured output
+        mode = await self.client.answer_mode() if s.answer_mode == "native" else s.answer_mode
         prompt = render(
             decision,
-            mode=s.answer_mode,
+            mode=mode,
             persona=getattr(agent, "persona", None),
             round_=ctx.round,
             system_extra=s.system_prompt,
@@ -149,7 +151,7 @@ class LLMPolicy(Policy):
                 or (json.dumps(response.data) if response.data is not None else "")
             )
             try:
-                parsed = parse_response(response, decision.spec, s.answer_mode, prompt.tag)
+                parsed = parse_response(response, decision.spec, mode, prompt.tag)
             except InvalidAnswer as exc:
                 failures += 1
                 error = str(exc)
@@ -158,7 +160,7 @@ class LLMPolicy(Policy):
                     Message(
                         "user",
                         with_example(
-                            corrective_message(error, decision.spec, s.answer_mode, prompt.tag),
+                            corrective_message(error, decision.spec, mode, prompt.tag),
                             decision.spec,
                             prompt.tag,
                         ),
@@ -166,9 +168,11 @@ class LLMPolicy(Policy):
                 ]
                 continue
             self._record(call_ctx, attempt, failures, False, call_errors, None, parsed.value)
+            await self.client.note_decision(False)
             return Answer(parsed.value, raw=raw, retries=attempt, parse_failures=failures)
         retries = failures + call_errors - 1  # re-asks made after the first attempt
         self._record(ctx, retries, failures, True, call_errors, error, decision.fallback)
+        await self.client.note_decision(True, error)  # too many fallbacks stop the run
         return Answer(
             decision.fallback,
             raw=raw,

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import CallContext, ChatResponse
 from mesa_dilemmas.llm.sqlitedb import SQLiteFile
 
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS calls (
     run_seed TEXT, agent_id INTEGER, round INTEGER, step INTEGER, kind TEXT,
     counter INTEGER, attempt INTEGER,
     tokens_in INTEGER, tokens_out INTEGER, latency_s REAL, cost_usd REAL,
-    finish_reason TEXT, error TEXT, request TEXT, response TEXT
+    finish_reason TEXT, error TEXT, request TEXT, response TEXT,
+    status TEXT, http_status INTEGER, retried INTEGER, mode TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_key ON calls(key);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -52,6 +54,11 @@ INSERT OR IGNORE INTO budget (id, calls, tokens, cost, in_flight) VALUES (1, 0, 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
+#: columns describing each attempt: status ("ok" | "error"), the HTTP status of a failed one,
+#: whether another attempt followed it (retried), the structured-output mode used
+ATTEMPT_COLUMNS = (("status", "TEXT"), ("http_status", "INTEGER"), ("retried", "INTEGER"),
+                   ("mode", "TEXT"))  # fmt: skip
+
 #: sources of an answer: a paid provider call, the shared cache, an earlier segment of this run
 SOURCES = ("provider", "cache", "run", "replay")
 
@@ -65,6 +72,10 @@ class RunRecorder:
         self.run_dir = Path(run_dir)
         self.segment = segment
         self.db = SQLiteFile(self.run_dir / FILENAME, SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
+        for name, kind in ATTEMPT_COLUMNS:  # a record written before these columns existed
+            if name not in columns:
+                self.db.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
 
     @classmethod
     def at(cls, run_dir: Path, segment: int = 1) -> RunRecorder:
@@ -99,12 +110,17 @@ class RunRecorder:
         latency_s: float,
         cost_usd: float | None,
         error: str | None = None,
+        http_status: int | None = None,
+        retried: bool = False,
+        mode: str | None = None,
     ) -> None:
+        """One attempt: a paid call (``source="provider"``, failed ones included, each
+        transport retry its own row with ``retried=1``) or an answer found again."""
         self.db.execute(
             "INSERT INTO calls (ts, segment, pid, key, label, policy, source, run_seed, agent_id,"
             " round, step, kind, counter, attempt, tokens_in, tokens_out, latency_s, cost_usd,"
-            " finish_reason, error, request, response)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " finish_reason, error, request, response, status, http_status, retried, mode)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(), self.segment, os.getpid(), key, label, ctx.policy, source,
                 ctx.run_seed, ctx.agent_id, ctx.round, ctx.step, ctx.kind, ctx.counter,
@@ -113,8 +129,9 @@ class RunRecorder:
                 response.tokens_out if response else 0,
                 latency_s, cost_usd,
                 response.finish_reason if response else None,
-                error, json.dumps(request),
-                json.dumps(response.to_json()) if response else None,
+                redact(error), redact(json.dumps(request)),
+                redact(json.dumps(response.to_json())) if response else None,
+                "error" if error else "ok", http_status, int(retried), mode,
             ),
         )  # fmt: skip
 
@@ -136,7 +153,7 @@ class RunRecorder:
             (
                 time.time(), self.segment, os.getpid(), ctx.policy, ctx.run_seed, ctx.agent_id,
                 ctx.round, ctx.step, ctx.kind, ctx.counter, retries, parse_failures,
-                int(fell_back), call_errors, error, json.dumps(value, default=str),
+                int(fell_back), call_errors, redact(error), redact(json.dumps(value, default=str)),
             ),
         )  # fmt: skip
 

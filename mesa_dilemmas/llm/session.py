@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mesa_dilemmas.files import write_text_atomic
 from mesa_dilemmas.llm import recorder as _recorder
 from mesa_dilemmas.llm.accounting import export_parquet, summarize
 from mesa_dilemmas.llm.budget import Budget
@@ -61,7 +62,8 @@ def start_run(settings: LLMSettings, run_dir: Path, resume: bool = False) -> Non
     path = run_dir / SESSION_FILE
     for key in [k for k in _STATES if k[1] == str(path)]:
         del _STATES[key]
-    path.write_text(
+    write_text_atomic(
+        path,
         json.dumps(
             {
                 "run_dir": str(run_dir),

@@ -102,6 +102,9 @@ class LLMSettings(_Strict):
     max_tokens: Annotated[int, Field(ge=1, le=65536)] = 512
     #: corrective re-asks after an invalid answer, before the decision's fallback is used
     answer_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    #: stop the run when more than this share of a model's decisions fall back to the rule
+    #: (counted per process, from the 10th decision on); 1 never stops
+    max_fallback_rate: Annotated[float, Field(ge=0, le=1)] = 0.5
     #: transport retries (429 honouring Retry-After, 5xx, timeouts, malformed bodies)
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
     #: seconds per HTTP attempt

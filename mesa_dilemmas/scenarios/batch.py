@@ -12,6 +12,7 @@ finished chunk is saved under ``partial/``; ``--resume`` skips saved chunks.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm.auto import tqdm
 
 from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.config import Scenario
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
@@ -67,8 +69,9 @@ class BatchExperiment:
         outer = tqdm(total=len(chunks), desc="chunks", disable=not ctx.progress or len(chunks) == 1)
         for index, chunk_seeds in enumerate(chunks):
             saved = partial_dir / f"chunk_{index:05d}.parquet"
-            if ctx.resume and saved.exists():
-                frames.append(pd.read_parquet(saved))
+            done = _saved_chunk(saved) if ctx.resume else None
+            if done is not None:
+                frames.append(done)
                 outer.update()
                 continue
             rows = batch_run(
@@ -112,8 +115,9 @@ class BatchExperiment:
         todo = []
         for index, start in enumerate(starts):
             saved = partial_dir / f"chunk_{index:05d}.parquet"
-            if ctx.resume and saved.exists():
-                frames[index] = pd.read_parquet(saved)
+            done = _saved_chunk(saved) if ctx.resume else None
+            if done is not None:
+                frames[index] = done
             else:
                 todo.append(BatchChunk(index, scenario.game, parameters, seeds[start : start + chunk],
                                        start, n_cells, scenario.max_steps))  # fmt: skip
@@ -215,9 +219,20 @@ def _reporter_columns(steps: pd.DataFrame, parameters: dict[str, Any]) -> list[s
     return [c for c in steps.columns if c not in parameters and c not in ("RunId", "iteration", "Step", "seed")]
 
 
+def _saved_chunk(saved: Path) -> pd.DataFrame | None:
+    """A chunk a previous attempt saved, or None (missing, or cut short by a kill: run again)."""
+    if not saved.exists():
+        return None
+    try:
+        return pd.read_parquet(saved)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is re-run, not trusted
+        print(f"note: {saved.name} is unreadable ({type(exc).__name__}); running it again", file=sys.stderr)
+        return None
+
+
 def _to_parquet(frame: pd.DataFrame, path: Path) -> None:
     frame = frame.copy()
     for col in frame.columns:
         if frame[col].dtype == object:
             frame[col] = frame[col].map(to_plain)
-    frame.to_parquet(path, index=False)
+    to_parquet_atomic(frame, path)

@@ -9,6 +9,8 @@ one line naming the field and what is allowed (:class:`ConfigError`).
 from __future__ import annotations
 
 import itertools
+import math
+import re
 import tomllib
 from importlib import import_module, resources
 from pathlib import Path
@@ -27,7 +29,7 @@ class ConfigError(ValueError):
 
 
 class Scenario(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str
     description: str = ""
@@ -55,22 +57,39 @@ class Scenario(BaseModel):
         return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.grid.values())]
 
 
-def _resolve(name: str, default_package: str, default_attr: str | None = None) -> Any:
+#: an absolute dotted name: ``package.module`` (no leading dots, no empty parts)
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+
+
+def _resolve(
+    name: str, default_package: str, default_attr: str | None = None, field: str = "name"
+) -> Any:
     """``"module:attr"`` (relative to ``default_package`` when the module has no dot)."""
+    if not isinstance(name, str):
+        raise ConfigError(f"{field}: expected 'module:attribute' (got {name!r})")
     module, _, attr = name.partition(":")
     if not attr:
         if default_attr is None:
-            raise ConfigError(f"{name!r} must have the form 'module:attribute'")
+            raise ConfigError(f"{field}: {name!r} must have the form 'module:attribute'")
         attr = default_attr
+    if not _DOTTED.match(module) or not _DOTTED.match(attr):
+        raise ConfigError(
+            f"{field}: {name!r} is not 'module:attribute' with absolute dotted names "
+            "(relative names such as '.mod' are not allowed)"
+        )
     if "." not in module:
         module = f"{default_package}.{module}"
     try:
         obj: Any = import_module(module)
-    except ModuleNotFoundError as exc:
-        raise ConfigError(f"cannot import {module!r} for {name!r}") from exc
+    except ImportError as exc:
+        raise ConfigError(f"{field}: cannot import {module!r} for {name!r} ({exc})") from None
+    except Exception as exc:  # a user module that fails while importing
+        raise ConfigError(
+            f"{field}: importing {module!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise ConfigError(f"{module!r} has no attribute {attr!r}")
+            raise ConfigError(f"{field}: {module!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
     return obj
 
@@ -78,11 +97,54 @@ def _resolve(name: str, default_package: str, default_attr: str | None = None) -
 def resolve_experiment(name: str) -> Any:
     if name == "batch":
         name = "batch:BatchExperiment"
-    return _resolve(name, "mesa_dilemmas.scenarios")
+    return _resolve(name, "mesa_dilemmas.scenarios", field="experiment")
 
 
-def resolve_figure(name: str) -> Any:
-    return _resolve(name, "mesa_dilemmas.viz")
+def resolve_figure(name: str, field: str = "figures") -> Any:
+    return _resolve(name, "mesa_dilemmas.viz", field=field)
+
+
+# -- numbers: finite, and booleans are not numbers ---------------------------
+
+
+def _check_finite(where: str, value: Any) -> None:
+    """Reject inf/nan anywhere in a raw (TOML) value; iterative, so any depth is safe."""
+    stack: list[tuple[str, Any]] = [(where, value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ConfigError(f"{path}: must be a finite number (got {node!r})")
+        if isinstance(node, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in node.items())
+        elif isinstance(node, list | tuple):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(node))
+
+
+def check_no_bool_as_number(where: str, raw: Any, parsed: Any) -> None:
+    """A boolean given where the schema wanted a number (pydantic would read it as 0/1)."""
+    stack: list[tuple[str, Any, Any]] = [(where, raw, parsed)]
+    while stack:
+        path, r, p = stack.pop()
+        if isinstance(r, bool):
+            if not isinstance(p, bool):
+                raise ConfigError(f"{path}: expected a number, not a boolean (got {r!r})")
+        elif isinstance(r, dict) and isinstance(p, dict):
+            stack.extend(
+                (f"{path}.{k}" if path else str(k), v, p[k]) for k, v in r.items() if k in p
+            )
+        elif isinstance(r, list | tuple) and isinstance(p, list | tuple) and len(r) == len(p):
+            stack.extend((f"{path}[{i}]", a, b) for i, (a, b) in enumerate(zip(r, p, strict=True)))
+
+
+def _checked(model: type[BaseModel], where: str, raw: dict[str, Any], allowed: list[str]) -> BaseModel:
+    """``model.model_validate(raw)`` with the project's rules: one line naming the field,
+    no non-finite numbers, no booleans read as numbers."""
+    try:
+        parsed = model.model_validate(raw)
+    except ValidationError as err:
+        raise ConfigError(_describe_error(where, err, allowed)) from None
+    check_no_bool_as_number(where, raw, parsed.model_dump())
+    return parsed
 
 
 def _describe_error(prefix: str, err: ValidationError, allowed: list[str] | None = None) -> str:
@@ -94,16 +156,24 @@ def _describe_error(prefix: str, err: ValidationError, allowed: list[str] | None
         return f"{where}: unknown key{allowed_txt}"
     if first["type"] == "missing":
         return f"{where}: required field is missing"
-    got = first.get("input")
-    return f"{where}: {first['msg']} (got {got!r})"
+    got = repr(first.get("input"))
+    got = got if len(got) <= 80 else got[:77] + "..."
+    msg = " ".join(str(first["msg"]).split())
+    return f"{where}: {msg} (got {got})"
 
 
 def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
     """Check a raw scenario dict completely; return it parsed with its experiment options."""
     try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as err:
-        raise ConfigError(_describe_error("", err, sorted(Scenario.model_fields))) from None
+        return _validate(raw)
+    except RecursionError:
+        raise ConfigError("scenario: nested too deeply to check") from None
+
+
+def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
+    _check_finite("", raw)
+    scenario = _checked(Scenario, "", raw, sorted(Scenario.model_fields))
+    assert isinstance(scenario, Scenario)
     try:
         model_cls = game_model(scenario.game)
     except UnknownGame as exc:
@@ -130,32 +200,43 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
             if not values:
                 raise ConfigError(f"grid.{key}: needs at least one value")
         # validate fixed params once, then each grid value in the context of the fixed params
-        try:
-            schema.model_validate(scenario.params)
-        except ValidationError as err:
-            raise ConfigError(_describe_error("params", err, allowed)) from None
+        _checked(schema, "params", scenario.params, allowed)
         for key, values in scenario.grid.items():
-            for value in values:
+            for i, value in enumerate(values):
                 try:
-                    schema.model_validate({**scenario.params, key: value})
+                    parsed = schema.model_validate({**scenario.params, key: value})
                 except ValidationError as err:
                     raise ConfigError(_describe_error("grid", err, allowed)) from None
+                check_no_bool_as_number(f"grid.{key}[{i}]", value, parsed.model_dump()[key])
         validate_params = getattr(model_cls, "validate_params", None)
-        for point in scenario.grid_points() if validate_params else ():
+        keys = list(scenario.grid)
+        grid = itertools.product(*scenario.grid.values()) if validate_params else ()
+        for combo in grid:  # lazily: grids can be huge
+            point = dict(zip(keys, combo, strict=True))
             try:
                 validate_params({**scenario.params, **point})
             except ValueError as exc:
                 raise ConfigError(f"params.{exc}") from None
-    try:
-        options = experiment.Options.model_validate(scenario.options)
-    except ValidationError as err:
-        raise ConfigError(
-            _describe_error("options", err, sorted(experiment.Options.model_fields))
-        ) from None
-    for fig in scenario.figures:
-        resolve_figure(fig)
+    options = _checked(
+        experiment.Options, "options", scenario.options, sorted(experiment.Options.model_fields)
+    )
+    for i, fig in enumerate(scenario.figures):
+        resolve_figure(fig, field=f"figures[{i}]")
+    check = getattr(experiment, "check", None)
+    if check is not None:  # what the experiment needs beyond its options (strategy sets, ...)
+        try:
+            check(scenario, options)
+        except ConfigError:
+            raise
+        except Exception as exc:  # user files (strategy sets) can fail in any way
+            raise ConfigError(f"options: {_one_line(exc)}") from None
     execution_settings(scenario)
     return scenario, options
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return " ".join(text.split()) or type(exc).__name__
 
 
 def execution_settings(scenario: Scenario) -> Any:
@@ -216,12 +297,29 @@ def load_raw(name_or_path: str) -> dict[str, Any]:
             names = ", ".join(bundled)
             raise ConfigError(f"scenario {name_or_path!r}: no such bundled scenario or file; bundled: {names}")
         path = candidate
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    raw = read_toml(path)
     raw.setdefault("name", path.stem if path not in bundled.values() else name_or_path)
     return raw
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as a dict, or a one-line ConfigError saying why it cannot be read."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _loads_toml(text, str(path))
+
+
+def _loads_toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {_one_line(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: not valid TOML: nested too deeply") from None
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -237,6 +335,8 @@ def parse_override(item: str) -> tuple[list[str], Any]:
         parsed = tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         parsed = value
+    except RecursionError:
+        raise ConfigError(f"--set {key.strip()}: value nested too deeply") from None
     path = key.strip().split(".")
     if len(path) == 1 and path[0] not in Scenario.model_fields:
         path = ["params", path[0]]
@@ -252,8 +352,10 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {item!r}: {part!r} is not a table")
-        if path[0] == "params" and len(path) == 2:
-            out.get("grid", {}).pop(path[1], None)  # a fixed value replaces a sweep
+        if path[0] in ("params", "grid") and len(path) == 2:  # a fixed value replaces a sweep
+            other = out.get("grid" if path[0] == "params" else "params")  # and vice versa
+            if isinstance(other, dict):
+                other.pop(path[1], None)
         node[path[-1]] = value
     return out
 

@@ -48,6 +48,7 @@ from mesa_dilemmas.scenarios.experiment import Results, RunContext
 from mesa_dilemmas.scenarios.self_play import (
     GameParam,
     _merge_flags,
+    check_sets,
     map_tasks,
     memo_summary,
     prepare_sets,
@@ -261,6 +262,14 @@ class CulturalEvolutionExperiment:
 
     USES_MODEL_PARAMS: ClassVar[bool] = False
     Options: ClassVar[type[BaseModel]] = CulturalEvolutionOptions
+
+    @classmethod
+    def check(cls, scenario: Scenario, options: BaseModel) -> None:
+        """What ``run`` needs (game parameters, strategy sets, distinct genes), before anything is written."""
+        opts = CulturalEvolutionOptions.model_validate(options.model_dump())
+        sets = prepare_sets(scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets)[2]
+        check_sets(sets)
+        genes_of(sets)
 
     def run(self, scenario: Scenario, options: BaseModel, ctx: RunContext) -> Results:
         opts = CulturalEvolutionOptions.model_validate(

@@ -1,4 +1,8 @@
-"""The run directory: config.toml, runs.parquet, steps.parquet, summary.json, manifest.json."""
+"""The run directory: config.toml, runs.parquet, steps.parquet, summary.json, manifest.json.
+
+Every file is written atomically (:mod:`mesa_dilemmas.files`): a process killed
+mid-write leaves either the old file or the new one, never a truncated one.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import json
 import math
 import platform
 import sys
+import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -16,6 +21,7 @@ import pandas as pd
 import tomli_w
 
 from mesa_dilemmas.dilemmas.metrics import mean_sem
+from mesa_dilemmas.files import to_parquet_atomic, write_text_atomic
 from mesa_dilemmas.scenarios.experiment import Results
 
 PACKAGES = ("mesa-dilemmas", "mesa", "numpy", "pandas", "pyarrow", "pydantic", "scipy", "matplotlib")
@@ -38,8 +44,56 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
+def config_text(resolved: dict[str, Any]) -> str:
+    return tomli_w.dumps(_drop_none(resolved))
+
+
 def write_config(out_dir: Path, resolved: dict[str, Any]) -> None:
-    (out_dir / "config.toml").write_text(tomli_w.dumps(_drop_none(resolved)))
+    write_text_atomic(out_dir / "config.toml", config_text(resolved))
+
+
+#: settings that cannot change a run's results: a resume may change them
+RESUME_MAY_CHANGE = (
+    "processes",
+    "description",
+    "notes",
+    "figures",
+    "llm.budget",
+    "llm.timeout_s",
+    "llm.max_retries",
+    "llm.cache_dir",
+)
+_PROVIDER_MAY_CHANGE = ("max_concurrency", "requests_per_minute", "tokens_per_minute", "timeout_s",
+                        "max_retries")  # fmt: skip
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out or {prefix: {}}
+    return {prefix: value}
+
+
+def _may_change(key: str) -> bool:
+    if any(key == k or key.startswith(f"{k}.") for k in RESUME_MAY_CHANGE):
+        return True
+    parts = key.split(".")
+    return len(parts) == 4 and parts[:2] == ["llm", "providers"] and parts[3] in _PROVIDER_MAY_CHANGE
+
+
+def config_differences(saved_path: Path, resolved: dict[str, Any]) -> list[str]:
+    """The fields (dotted) where ``resolved`` differs from the saved ``config.toml``,
+    leaving out those that cannot change results (:data:`RESUME_MAY_CHANGE`)."""
+    try:
+        saved = tomllib.loads(saved_path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return [f"config.toml (unreadable: {exc})"]
+    new = tomllib.loads(config_text(resolved))  # the same round trip the saved file went through
+    old_flat, new_flat = _flatten(saved), _flatten(new)
+    keys = sorted(set(old_flat) | set(new_flat))
+    return [k for k in keys if not _may_change(k) and old_flat.get(k) != new_flat.get(k)]
 
 
 def summarise(results: Results) -> dict[str, Any]:
@@ -64,13 +118,13 @@ def summarise(results: Results) -> dict[str, Any]:
 
 
 def write_results(out_dir: Path, results: Results) -> dict[str, Any]:
-    results.runs.to_parquet(out_dir / "runs.parquet", index=False)
+    to_parquet_atomic(results.runs, out_dir / "runs.parquet")
     steps = results.steps if results.steps is not None else pd.DataFrame({"RunId": [], "Step": []})
-    steps.to_parquet(out_dir / "steps.parquet", index=False)
+    to_parquet_atomic(steps, out_dir / "steps.parquet")
     if results.agents is not None:
-        results.agents.to_parquet(out_dir / "agents.parquet", index=False)
+        to_parquet_atomic(results.agents, out_dir / "agents.parquet")
     summary = summarise(results)
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_jsonable) + "\n")
+    write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, default=_jsonable) + "\n")
     return summary
 
 
@@ -83,4 +137,4 @@ def package_versions() -> dict[str, str]:
 
 
 def write_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, default=_jsonable) + "\n")
+    write_text_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, default=_jsonable) + "\n")

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.scenarios.config import (
     ConfigError,
     Scenario,
+    check_no_bool_as_number,
     execution_settings,
     load_scenario,
     resolve_experiment,
@@ -29,11 +32,13 @@ from mesa_dilemmas.scenarios.execution import TaskFailed
 from mesa_dilemmas.scenarios.execution import use as run_on
 from mesa_dilemmas.scenarios.experiment import RunContext
 from mesa_dilemmas.scenarios.outputs import (
+    config_differences,
     package_versions,
     write_config,
     write_manifest,
     write_results,
 )
+from mesa_dilemmas.scenarios.size import check_run_size
 
 
 class RunStopped(RuntimeError):
@@ -81,6 +86,42 @@ def _per_round(llm: dict[str, Any], results: Any, reporter: str | None) -> dict[
     return out
 
 
+def cap_processes(requested: int, force: bool = False) -> int:
+    """The worker processes to start: at most the machine's cores unless ``force``."""
+    cores = os.cpu_count() or 1
+    if requested <= cores or force:
+        return requested
+    print(
+        f"note: processes {requested} capped at {cores}, the CPU cores of this machine "
+        "(--force-processes to start them all)",
+        file=sys.stderr,
+    )
+    return cores
+
+
+def _check_out_dir(out: Path) -> None:
+    """A directory we can create and write in, or one line saying why not (nothing created)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a directory")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"--out {out}: {parent} is not a directory")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(f"--out {out}: cannot write in {parent} (permission denied)")
+            break
+
+
+def _make_out_dir(out: Path) -> Path | None:
+    """Create ``out``; return the topmost directory this created (to remove on failure)."""
+    top = next((p for p in [*reversed(out.parents), out] if not p.exists()), None)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
+    return top
+
+
 def run_scenario(
     name_or_path: str,
     *,
@@ -90,52 +131,75 @@ def run_scenario(
     resume: Path | None = None,
     progress: bool = True,
     execution: dict[str, Any] | None = None,
+    force_processes: bool = False,
+    yes: bool = True,
 ) -> RunOutcome:
     """Validate and run a scenario; return where its results are. Raises ConfigError early.
 
+    ``processes`` is checked by the same rule as the scenario's field and capped at the
+    machine's cores unless ``force_processes``; ``yes=False`` refuses a large run
+    (see :mod:`mesa_dilemmas.scenarios.size`) after printing its estimated size.
     ``execution`` overrides fields of the scenario's ``[execution]`` table (``backend``,
     ``address``): where the tasks run, which never changes the results."""
     overrides = list(overrides or [])
+    if processes is not None:  # one rule for both routes: the scenario field's
+        overrides.append(f"processes={processes}")
     for key, value in (execution or {}).items():
         overrides.append(f"execution.{key}={json.dumps(value)}")
     scenario, options = load_scenario(name_or_path, overrides)
     exec_settings = execution_settings(scenario)
-    if processes is not None:
-        if processes < 1:
-            raise ConfigError(f"--processes: must be at least 1 (got {processes})")
-        scenario = scenario.model_copy(update={"processes": processes})
+    scenario = scenario.model_copy(
+        update={"processes": cap_processes(scenario.processes, force_processes)}
+    )
     experiment = resolve_experiment(scenario.experiment)()
 
     llm_settings = None
     budget_stop: tuple[type[BaseException], ...] = ()  # nothing to catch without the LLM layer
+    provider_stop: tuple[type[BaseException], ...] = ()
     specs = _llm_specs(scenario)
     if specs or scenario.llm:
         from mesa_dilemmas import llm
 
         budget_stop = (llm.BudgetExceeded,)
+        provider_stop = (llm.ProviderRejected,)
 
         try:
             llm_settings = llm.LLMSettings.from_table(scenario.llm)
+            check_no_bool_as_number("llm", scenario.llm, llm_settings.model_dump())
             llm.preflight(specs, llm_settings)
         except llm.LLMConfigError as exc:
             raise ConfigError(str(exc)) from None
-
-    if resume is not None:
-        out = resume
-        if not (out / "config.toml").exists():
-            raise ConfigError(f"--resume {out}: not a run directory (no config.toml)")
-    else:
-        out = out_dir or default_out_dir(scenario)
-        if out.exists() and any(out.iterdir()):
-            raise ConfigError(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
-    out.mkdir(parents=True, exist_ok=True)
 
     resolved = scenario.model_dump()
     resolved["options"] = options.model_dump()
     if getattr(experiment, "USES_MODEL_PARAMS", True):  # record every model parameter's value
         full = params_model(game_model(scenario.game)).model_validate(scenario.params).model_dump()
         resolved["params"] = {k: v for k, v in full.items() if k not in scenario.grid}
-    write_config(out, resolved)
+
+    if resume is not None:
+        out = resume
+        if not (out / "config.toml").is_file():
+            raise ConfigError(f"--resume {out}: not a run directory (no config.toml)")
+        differences = config_differences(out / "config.toml", resolved)
+        if differences:
+            raise ConfigError(
+                f"--resume {out}: the configuration differs from the saved one in "
+                f"{', '.join(differences)}; resume with the same settings or start a new run"
+            )
+    else:
+        out = out_dir or default_out_dir(scenario)
+        _check_out_dir(out)
+        if out.exists() and any(out.iterdir()):
+            raise ConfigError(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
+    check_run_size(scenario, options, experiment, yes=yes, llm=bool(specs))
+
+    created = None if resume is not None else _make_out_dir(out)
+    try:
+        write_config(out, resolved)
+    except OSError as exc:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise ConfigError(f"--out {out}: cannot write in it: {exc.strerror or exc}") from None
 
     ctx = RunContext(out_dir=out, processes=scenario.processes, progress=progress, resume=resume is not None)
     started = time.time()
@@ -152,6 +216,8 @@ def run_scenario(
         raise RunStopped(
             f"{exc}; the tasks finished so far are saved in {out}: continue with --resume {out}"
         ) from None
+    except provider_stop as exc:  # a key, model or endpoint that cannot work
+        raise RunStopped(f"{exc}; the calls made so far are saved in {out}") from None
     except budget_stop as exc:
         raise RunStopped(
             f"{exc}; the calls made so far are saved in {out} (and in the cache): "
@@ -161,10 +227,12 @@ def run_scenario(
         if llm_settings is not None:
             llm_summary = session.finish_run()
     wall = time.time() - started
+    too_many: list[str] = []
     if llm_summary is not None:
         results.summary["llm"] = llm_summary
         reporter = getattr(game_model(scenario.game), "LLM_DECISIONS_REPORTER", None)
         results.summary["llm_per_round"] = _per_round(llm_summary, results, reporter)
+        too_many = report_fallbacks(llm_summary, llm_settings.max_fallback_rate)
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
     write_manifest(
@@ -183,4 +251,28 @@ def run_scenario(
             "versions": package_versions(),
         },
     )
+    if too_many:
+        raise RunStopped(
+            f"{', '.join(too_many)}: more decisions fell back to the rule than max_fallback_rate "
+            f"allows; the results in {out} describe the fallback rule, not the model"
+        )
     return RunOutcome(out, summary, wall)
+
+
+#: a fallback rate above this is printed as a warning
+WARN_FALLBACK_RATE = 0.10
+
+
+def report_fallbacks(llm_summary: dict[str, Any], max_rate: float) -> list[str]:
+    """Print each model's fallback rate (stderr); return the models above ``max_rate``."""
+    from mesa_dilemmas.llm.accounting import fallback_rates
+
+    over = []
+    for label, (fallbacks, decisions) in fallback_rates(llm_summary).items():
+        rate = fallbacks / decisions
+        flag = "  WARNING: above 10%, these answers are largely the rule's" if rate > WARN_FALLBACK_RATE else ""
+        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}",
+              file=sys.stderr)  # fmt: skip
+        if rate > max_rate:
+            over.append(label)
+    return over

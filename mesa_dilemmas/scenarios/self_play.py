@@ -118,6 +118,10 @@ def without(strategy_set: StrategySet, names: Sequence[str]) -> StrategySet:
     return StrategySet(
         **{**strategy_set.__dict__, "entries": [e for e in strategy_set if e.name not in drop]}
     )
+def check_sets(sets: Sequence[StrategySet]) -> None:
+    for strategy_set in sets:
+        if not len(strategy_set):
+            raise ValueError(f"strategy set {strategy_set.name!r} has no strategies")
 
 
 def _check_game_params(
@@ -274,6 +278,13 @@ class SelfPlayExperiment:
 
     USES_MODEL_PARAMS: ClassVar[bool] = False
     Options: ClassVar[type[BaseModel]] = SelfPlayOptions
+
+    @classmethod
+    def check(cls, scenario: Scenario, options: BaseModel) -> None:
+        """What ``run`` needs (game parameters, non-empty strategy sets), before anything is written."""
+        opts = SelfPlayOptions.model_validate(options.model_dump())
+        sets = [opts.exploitative_set, opts.collective_set]
+        check_sets(prepare_sets(scenario.game, opts.rounds, opts.group_sizes, opts.game_params, sets)[2])
 
     def run(self, scenario: Scenario, options: BaseModel, ctx: RunContext) -> Results:
         opts = SelfPlayOptions.model_validate(

@@ -56,12 +56,17 @@ class Faults:
     seed: int = 0
     #: the first N requests are answered normally (lets a test warm up)
     skip_first: int = 0
-    #: faults for the first requests, in order (None: answer normally); then the random draw
+    #: faults for the first requests, in order (None: answer normally); then the random draw.
+    #: Besides the names above: the rejections of ``STATUS_FAULTS`` (401, 403, 404, 400, 500)
     script: list[str | None] = field(default_factory=list)
+    #: a fault for every request after the script (e.g. "unauthorized": a rejected key)
+    always: str | None = None
 
     def pick(self, rng: random.Random, n: int) -> str | None:
         if n <= len(self.script):
             return self.script[n - 1]
+        if self.always is not None:
+            return self.always
         for name in ("rate_limit", "server_error", "slow", "truncated", "refusal", "invalid"):
             if rng.random() < getattr(self, name):
                 return name
@@ -255,6 +260,16 @@ ERRORS = {
 }  # fmt: skip
 
 
+#: faults that reject the request: (status, message; ``{key}`` is the API key received)
+STATUS_FAULTS = {
+    "unauthorized": (401, "Incorrect API key provided: {key}"),
+    "forbidden": (403, "Key {key} has no access to this model"),
+    "unknown_model": (404, "The model does not exist"),
+    "bad_request": (400, "Invalid parameter: response_format"),
+    "validation_500": (500, "response_format.type should be 'text' or 'json_object'"),
+    "echo_500": (500, "upstream failure while serving key {key}"),
+}
+
 # -- the server ------------------------------------------------------------------
 
 
@@ -343,6 +358,14 @@ class _Handler(BaseHTTPRequestHandler):
         retry_count = self.headers.get("x-stainless-retry-count")
         if state.latency_s:
             time.sleep(state.latency_s)
+        if fault in STATUS_FAULTS:  # a rejection: the message echoes the key, as some servers do
+            status, message = STATUS_FAULTS[fault]
+            key = (self.headers.get("Authorization", "").removeprefix("Bearer ")
+                   or self.headers.get("x-api-key") or self.headers.get("x-goog-api-key") or "")  # fmt: skip
+            body = {"error": {"message": message.format(key=key), "code": status}}
+            self._log(req.api, digest, status, fault, retry_count)
+            self._send(status, json.dumps(body).encode())
+            return
         if fault in ("rate_limit", "server_error"):
             status = 429 if fault == "rate_limit" else 500
             headers = {"Retry-After": state.faults.retry_after} if status == 429 else {}

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mesa_dilemmas.llm import redact
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class RemoteBackend(Backend):
         super().__init__(spec, settings)
         self.base_url = endpoint_url(spec, settings)
         env, self.api_key, required = api_key(spec, settings)
+        redact.register(self.api_key)  # never stored or printed, even when a server echoes it
         if self.api_key is None and required:
             raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
         ps = settings.provider(self.provider)
@@ -71,7 +73,7 @@ class RemoteBackend(Backend):
                 api_key=self.api_key or "no-key-needed",
                 base_url=self.base_url,
                 timeout=self.timeout,
-                max_retries=self.max_retries,
+                max_retries=0,  # the client retries, recording every attempt
             )
         )
 
@@ -96,6 +98,51 @@ class PerLoop[T]:
             if item is None:
                 item = self._items[loop] = self._factory()
             return item
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """``Retry-After`` in seconds (integer or float form), when the server sent one."""
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / divisor)
+        except ValueError:
+            continue
+    return None
+
+
+#: statuses worth another attempt (timeouts, conflicts, rate limits, server errors)
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+_VALIDATION_WORDS = ("validation", "invalid", "should be", "must be", "not supported",
+                     "unsupported", "unexpected", "required", "schema", "response_format")  # fmt: skip
+
+
+def status_error(provider: str, status: int, message: str, headers: Any = None) -> Exception:
+    """The exception an HTTP error status means for the run.
+
+    401/403 and 404 stop the run (:class:`ProviderRejected`); 400/422 -- and a 500 whose body
+    reads as a validation error -- are malformed requests (:class:`CallFailed` with
+    ``malformed_request``); 408/409/429/5xx are retried (:class:`TransientCallError`)."""
+    from mesa_dilemmas.llm.errors import CallFailed, ProviderRejected, TransientCallError
+
+    text = redact.redact(" ".join(str(message).split())[:300]) or ""
+    head = f"{provider}: HTTP {status}: {text}"
+    if status in (401, 403):
+        return ProviderRejected(f"{head} (the API key was rejected or lacks permission)", status)
+    if status == 404:
+        return ProviderRejected(f"{head} (unknown model or wrong base URL)", status)
+    lowered = text.lower()
+    if status in (400, 422) or (
+        status == 500 and any(word in lowered for word in _VALIDATION_WORDS)
+    ):
+        return CallFailed(f"{head} (the server rejected the request)", status, True)
+    if status in RETRYABLE_STATUS:
+        return TransientCallError(head, retry_after_seconds(headers), status)
+    return CallFailed(head, status)
 
 
 def transport_errors() -> tuple[type[BaseException], ...]:

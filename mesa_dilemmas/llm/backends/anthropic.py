@@ -2,8 +2,9 @@
 
 Sampling temperature is sent when the installed SDK's ``messages.create`` still
 takes it (the newest SDK releases dropped it; the model's default sampling is
-used then).  The SDK's ``max_retries`` handles 408/409/429/5xx (529 "overloaded" included)
-and timeouts, honouring ``Retry-After``.  Native answers use tool use: one tool
+used then).  The SDK makes one attempt per call; the client retries 408/409/429/5xx (529
+"overloaded" included), timeouts and connection errors, honouring ``Retry-After``,
+and records every attempt.  Native answers use tool use: one tool
 named ``answer`` whose ``input_schema`` is the wrapped answer schema, forced
 with ``tool_choice``; the tool call's ``input`` is the structured answer.  A
 ``stop_reason`` of ``"refusal"`` is reported as a refusal.
@@ -16,8 +17,8 @@ from typing import Any
 
 import anthropic
 
-from mesa_dilemmas.llm.backends import RemoteBackend
-from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
+from mesa_dilemmas.llm.backends import RemoteBackend, status_error
+from mesa_dilemmas.llm.errors import TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
@@ -64,11 +65,15 @@ class AnthropicBackend(RemoteBackend):
         try:
             resp = await client.messages.create(**self.request_kwargs(request))
         except anthropic.APIStatusError as exc:
-            raise CallFailed(f"anthropic: HTTP {exc.status_code}: {exc.message[:200]}") from exc
+            headers = getattr(exc.response, "headers", None)
+            raise status_error("anthropic", exc.status_code, exc.message, headers) from exc
         except anthropic.APITimeoutError as exc:
-            raise CallFailed(f"anthropic: timed out after {self.max_retries + 1} attempts") from exc
+            raise TransientCallError(f"anthropic: timed out after {self.timeout:g} s") from exc
         except anthropic.APIConnectionError as exc:
-            raise CallFailed(f"anthropic: connection failed: {exc}") from exc
+            raise TransientCallError(
+                f"anthropic: cannot connect to {self.base_url or 'api.anthropic.com'}: {exc}",
+                unreachable=True,
+            ) from exc
         except (ValueError, anthropic.APIResponseValidationError) as exc:  # malformed body
             raise TransientCallError(
                 f"anthropic: malformed response: {type(exc).__name__}: {exc}"

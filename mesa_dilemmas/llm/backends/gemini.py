@@ -16,8 +16,8 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, transport_errors
-from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
+from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, status_error, transport_errors
+from mesa_dilemmas.llm.errors import TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
@@ -95,8 +95,10 @@ class GeminiBackend(RemoteBackend):
             response = getattr(exc, "response", None)
             wait = retry_after_seconds(getattr(response, "headers", None))
             if exc.code in RETRYABLE:
-                raise TransientCallError(f"gemini: HTTP {exc.code}: {exc.message}", wait) from exc
-            raise CallFailed(f"gemini: HTTP {exc.code}: {str(exc.message)[:200]}") from exc
+                raise TransientCallError(
+                    f"gemini: HTTP {exc.code}: {exc.message}", wait, exc.code
+                ) from exc
+            raise status_error("gemini", exc.code, str(exc.message), None) from exc
         except (TimeoutError, ValueError, *transport_errors()) as exc:
             # timeouts, connection errors, malformed bodies
             raise TransientCallError(f"gemini: {type(exc).__name__}: {exc}") from exc

@@ -1,26 +1,30 @@
 """OpenAI and every OpenAI-compatible server (vLLM, llama.cpp's server, Ollama, OpenRouter).
 
-The official ``openai`` SDK does the HTTP: its ``max_retries`` retries 408/409/
-429/5xx and timeouts with exponential backoff, honouring ``Retry-After`` /
-``retry-after-ms``; ``timeout`` bounds each attempt.  Native answers use
+The official ``openai`` SDK does the HTTP, one attempt per call (``timeout``
+bounds it); the client retries 408/409/429/5xx, timeouts and connection errors,
+honouring ``Retry-After`` / ``retry-after-ms``, and records every attempt.  Native answers use
 ``response_format = {"type": "json_schema", ...}``: strict on OpenAI's own
 endpoint when the schema allows it (range keywords are dropped there, the
 validator and the prompt still enforce them), the full schema otherwise (a
 vLLM or llama.cpp server turns it into a grammar).  llama-cpp-python's own
-server wants ``{"type": "json_object", "schema": ...}`` instead: set
-``[llm.providers.openai] schema_format = "json_object"``.
+server wants ``{"type": "json_object", "schema": ...}`` instead.  A compatible
+server is probed once per process (:meth:`OpenAIBackend.native_mode`): the
+first of json_schema, json_object with the schema, and tags (no structured
+output: the answer in tags) that it accepts is used, and recorded with every
+call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
 import openai
 
-from mesa_dilemmas.llm.backends import RemoteBackend
+from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, status_error
 from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
-from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
+from mesa_dilemmas.llm.request import ChatRequest, ChatResponse, Message
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
 
@@ -58,16 +62,70 @@ def without_ranges(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: how a compatible server may take a JSON schema, best first; "tags": it takes none
+NATIVE_MODES = ("json_schema", "json_object", "tags")
+#: endpoint (base URL + model) -> the mode it accepts, as probed by this process
+_PROBED: dict[str, str] = {}
+_PROBE_SCHEMA = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+
+
 class OpenAIBackend(RemoteBackend):
     provider = "openai"
 
     def __init__(self, spec: ModelSpec, settings: LLMSettings) -> None:
         super().__init__(spec, settings)
         ps = settings.provider(self.provider)
-        self.schema_format = ps.schema_format
+        self.schema_format: str = ps.schema_format
         self._clients = self.sdk_clients(openai.AsyncOpenAI)
+        self._probe_locks = PerLoop(asyncio.Lock)
 
-    def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
+    @property
+    def schema_mode(self) -> str:
+        """The structured-output mode requests with a schema use (recorded with each call)."""
+        return self.schema_format
+
+    async def native_mode(self) -> str:
+        """The best structured-output mode this endpoint accepts: ``json_schema``, then
+        ``json_object`` with the schema, else ``tags`` (no structured output).
+
+        OpenAI's own API takes ``json_schema``; a compatible server is probed once per
+        process with a tiny request, starting at the configured ``schema_format``: a
+        rejection as malformed (400/422, or a 500 reading as a validation error) moves on
+        to the next mode.  Other failures are left to the run (a rejected key stops it)."""
+        if self.base_url is None:
+            return self.schema_format
+        endpoint = f"{self.base_url}#{self.model}"
+        async with self._probe_locks.get():
+            if endpoint not in _PROBED:
+                _PROBED[endpoint] = await self._probe()
+        self.schema_format = _PROBED[endpoint]
+        return self.schema_format
+
+    async def _probe(self) -> str:
+        start = NATIVE_MODES.index(self.schema_format)
+        for mode in NATIVE_MODES[start:-1]:
+            probe = ChatRequest(
+                messages=(Message("user", 'Reply with the JSON object {"ok": true}.'),),
+                temperature=0.0, max_tokens=8, seed=0, schema=_PROBE_SCHEMA,
+            )  # fmt: skip
+            try:
+                await self._create(self.request_kwargs(probe, mode))
+            except CallFailed as exc:
+                if exc.malformed_request:
+                    continue
+                return mode  # not a verdict on the mode: keep it, the run will see the error
+            except TransientCallError:
+                return mode
+            return mode
+        return "tags"
+
+    def request_kwargs(self, req: ChatRequest, schema_format: str | None = None) -> dict[str, Any]:
+        schema_format = schema_format or self.schema_format
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in req.messages],
@@ -79,7 +137,7 @@ class OpenAIBackend(RemoteBackend):
         kwargs["max_completion_tokens" if self.base_url is None else "max_tokens"] = req.max_tokens
         if req.top_p is not None:
             kwargs["top_p"] = req.top_p
-        if req.schema is not None and self.schema_format == "json_object":
+        if req.schema is not None and schema_format == "json_object":
             kwargs["response_format"] = {"type": "json_object", "schema": req.schema}
         elif req.schema is not None:
             official = self.base_url is None
@@ -92,20 +150,7 @@ class OpenAIBackend(RemoteBackend):
         return kwargs
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
-        client = self._clients.get()
-        try:
-            resp = await client.chat.completions.create(**self.request_kwargs(request))
-        except openai.APIStatusError as exc:  # the SDK has already retried what is retryable
-            raise CallFailed(f"openai: HTTP {exc.status_code}: {_message(exc)}") from exc
-        except openai.APITimeoutError as exc:
-            raise CallFailed(f"openai: timed out after {self.max_retries + 1} attempts") from exc
-        except openai.APIConnectionError as exc:
-            raise CallFailed(f"openai: connection failed: {exc}") from exc
-        except (ValueError, openai.APIResponseValidationError) as exc:
-            # a malformed body (truncated JSON, wrong shape): worth another attempt
-            raise TransientCallError(
-                f"openai: malformed response: {type(exc).__name__}: {exc}"
-            ) from exc
+        resp = await self._create(self.request_kwargs(request))
         if not getattr(resp, "choices", None):
             raise TransientCallError("openai: response without choices")
         choice = resp.choices[0]
@@ -119,6 +164,26 @@ class OpenAIBackend(RemoteBackend):
             refusal=getattr(message, "refusal", None),
             model=resp.model,
         )
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        client = self._clients.get()
+        try:
+            return await client.chat.completions.create(**kwargs)
+        except openai.APIStatusError as exc:
+            headers = getattr(exc.response, "headers", None)
+            raise status_error("openai", exc.status_code, _message(exc), headers) from exc
+        except openai.APITimeoutError as exc:
+            raise TransientCallError(f"openai: timed out after {self.timeout:g} s") from exc
+        except openai.APIConnectionError as exc:
+            raise TransientCallError(
+                f"openai: cannot connect to {self.base_url or 'api.openai.com'}: {exc}",
+                unreachable=True,
+            ) from exc
+        except (ValueError, openai.APIResponseValidationError) as exc:
+            # a malformed body (truncated JSON, wrong shape): worth another attempt
+            raise TransientCallError(
+                f"openai: malformed response: {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 def _message(exc: openai.APIStatusError) -> str:

@@ -1,0 +1,42 @@
+"""Writing files so that a kill never leaves a truncated one.
+
+Every output of a run is written to a temporary name beside its final one,
+flushed to disk and renamed into place (``os.replace`` is atomic on POSIX and
+Windows): a process killed mid-write leaves the old file or the new one, and at
+worst a stray ``.<name>.<pid>.tmp`` that nothing reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path to write ``path``'s new content to; renamed into place on success.
+
+    On an exception the temporary file is removed and ``path`` is untouched."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def to_parquet_atomic(frame: Any, path: Path) -> None:
+    """``frame.to_parquet(path, index=False)``, atomically (``frame``: a pandas DataFrame)."""
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
