@@ -140,14 +140,22 @@ def test_binary_game_pages_step_and_show_cooperation_and_payoffs(tab, game: str)
 def test_public_goods_play_pause_and_a_new_population(tab) -> None:
     open_game(tab, "public_goods")
     tab.get_by_role("button", name="▶").click()
-    tab.wait_for_function("+document.querySelector('[data-status]').dataset.round >= 4")
+    tab.wait_for_function("+document.querySelector('[data-status]').dataset.round >= 3")
+    # pause right after a round lands: Mesa's Play loop is then asleep until its next tick
+    shown = status(tab)[1]
+    tab.wait_for_function(f"+document.querySelector('[data-status]').dataset.round > {shown}")
     tab.get_by_role("button", name="❚❚").click()
-    step_button = tab.get_by_role("button", name="Step")
-    tab.wait_for_function("b => !b.disabled", arg=step_button.element_handle())  # paused
-    tab.wait_for_timeout(1000)  # a round already under way when pausing may still land
+    tab.get_by_role("button", name="▶").wait_for()  # the button's state changed: paused
     paused = status(tab)[1]
-    tab.wait_for_timeout(1500)
+    # the loop wakes up and ticks once more: that tick is refused (the page counts it) or,
+    # were pause broken, it plays a round -- wait for whichever happens
+    tab.wait_for_function(
+        "p => { const s = document.querySelector('[data-status]').dataset;"
+        " return +s.refusedTicks >= 1 || +s.round > p; }",
+        arg=paused,
+    )
     assert status(tab)[1] == paused >= 4
+    assert step(tab) == paused + 1  # Step still plays exactly one round
     assert move_slider(tab, "players: all_c", 2) == 2
     reset(tab)
     assert metric(tab, "players") == 6

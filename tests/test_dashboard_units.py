@@ -11,6 +11,7 @@ import math
 import os
 import stat
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,6 +198,34 @@ def test_a_round_that_raises_stops_the_model_with_the_error() -> None:
     assert not m.running
     m.step()
     assert m.round == 1 and m.time == 2  # nothing more is played
+
+
+def test_a_tick_from_a_play_loop_that_was_paused_is_refused() -> None:
+    """Mesa's Play loop is a threaded Solara task; ❚❚ starts a new run of it.  A tick the old
+    run sends after that (it was asleep when the button was pressed) must not play a round."""
+    from solara.tasks import TaskThreaded
+
+    m = DashboardModel(page=fake_page(), rng=1)
+    asleep, wake, replaced = threading.Event(), threading.Event(), threading.Event()
+
+    def playing() -> None:
+        m.step()  # a tick while this run is current plays a round
+        asleep.set()
+        wake.wait(10)
+        m.step()  # the tick after ❚❚: refused
+
+    loop = TaskThreaded(playing, key="play-loop")
+    loop()
+    assert asleep.wait(10)
+    old = loop._current_thread
+    loop.function = replaced.set  # ❚❚: Mesa's loop task runs again (and returns at once)
+    loop()
+    assert replaced.wait(10)
+    wake.set()
+    old.join(10)
+    assert m.round == 1 and m.time == 1 and m.refused_ticks == 1
+    m.step()  # a Step pressed by hand (not from a task thread) still plays
+    assert m.round == 2 and m.refused_ticks == 1
 
 
 UNREACHABLE = {"llm_provider": "openai", "llm_model": "nobody@http://127.0.0.1:9/v1"}

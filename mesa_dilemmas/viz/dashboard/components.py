@@ -188,7 +188,12 @@ def RoundStatus(model: DashboardModel) -> None:
         tag="div",
         unsafe_innerHTML=html.escape(text),
         classes=["mdd-status"],
-        attributes={"data-status": state, "data-round": str(model.round), "data-model": model.uid},
+        attributes={
+            "data-status": state,
+            "data-round": str(model.round),
+            "data-model": model.uid,
+            "data-refused-ticks": str(model.refused_ticks),
+        },
     )
     if state == "playing":
         solara.ProgressLinear(True)

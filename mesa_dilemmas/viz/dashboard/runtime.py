@@ -16,6 +16,10 @@ being one, for four reasons:
 * **panels never read a game mid-round** -- after every round the worker builds a
   plain-data *snapshot* (the page's ``snapshot`` function) and swaps it in; panels
   only ever read that;
+* **pause means pause** -- Mesa's Play loop sleeps between ticks and then steps
+  even when ❚❚ was pressed during the sleep (its Step branch); a tick from a Play
+  loop that Solara has already replaced (:func:`stale_play_tick`) is refused, so
+  once the button shows ▶ no further round lands;
 * **the seed box** -- Mesa 3.5.1's seed input returns a string (and on Reset also
   hands over a ``Scenario``): :func:`coerce_seed` turns it into an int, a blank box
   into a fresh random seed that the page then shows, so any run can be repeated.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import sys
 import threading
 import time
 import traceback
@@ -61,6 +66,25 @@ def coerce_seed(value: Any) -> int | None:
     if not math.isfinite(number) or number != int(number) or number < 0:
         raise ValueError(f"seed: {value!r} is not a whole number >= 0")
     return int(number)
+
+
+def stale_play_tick() -> bool:
+    """True when the caller runs in a Solara task thread that is no longer its task's current run.
+
+    Mesa's Play loop is a threaded Solara task with the play state as dependency:
+    pressing ❚❚ starts a new run of the task (which returns at once), so the old
+    loop's thread stops being current (``Task.is_current()``, the test Solara itself
+    uses before a thread may still update state).  A tick that the old loop sends
+    after its sleep -- Mesa steps then whatever the button says -- is stale."""
+    from solara.tasks import TaskThreaded
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, TaskThreaded):
+            return not owner.is_current()
+        frame = frame.f_back
+    return False
 
 
 @dataclass(frozen=True)
@@ -140,6 +164,8 @@ class DashboardModel(mesa.Model):
         #: the broker's per-agent, per-kind decision counts as of the last finished round
         self.decision_stats: list[dict[str, Any]] = []
         self.uid = secrets.token_hex(4)
+        #: Play ticks refused because ❚❚ had been pressed (see ``stale_play_tick``)
+        self.refused_ticks = 0
         self._round = 0
         self.closed = False
         self._lock = threading.Lock()
@@ -197,6 +223,9 @@ class DashboardModel(mesa.Model):
         return self.game is not None and self.error is None and bool(self.game.running)
 
     def _step_if_ready(self) -> None:
+        if stale_play_tick():
+            self.refused_ticks += 1
+            return
         if self.closed or self.busy or not self.game_running:
             self.running = self.busy or self.game_running
             return
