@@ -364,6 +364,15 @@ def test_the_assets_named_are_the_ones_solara_loads() -> None:
     assert any(p.startswith("requirejs@") for p in needed)
     assert any(p.startswith("font-awesome@") for p in needed)
     assert all("@" in p.lstrip("@") for p in needed)  # exact versions
+    # Mesa's component grid and Altair charts: the versions Solara's own widgets ask for
+    assert any(p.startswith("@widgetti/vue-grid-layout@") for p in needed)
+    assert {"vega@5", "vega-lite@5", "vega-embed@6"} <= set(needed)
+
+
+def test_the_front_end_is_vue_2_where_mesa_lays_out_its_components() -> None:
+    """Mesa's SolaraViz component grid is a Vue 2 component: ipyvue 3 leaves it blank."""
+    assert not assets.vue3()
+    assert "solara-vuetify-app@" in assets.required_packages()[0]
 
 
 def test_assets_are_unpacked_from_npm_tarballs(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import solara
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.binary_game import BinaryDilemmaModel
 from mesa_dilemmas.viz.dashboard import controls as c
+from mesa_dilemmas.viz.dashboard.agent_views import BinaryPopulation
 from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series, actions_png, bar_png, line_png
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
@@ -172,6 +173,7 @@ def Panels(view: BinaryView, model: DashboardModel) -> None:
     if "stock" in m:
         items.insert(3, Metric("stock", "stock", m["stock"]))
     Metrics(items)
+    BinaryPopulation(model)
     kinds = list(dict.fromkeys(view.players))
     colors = [PALETTE[kinds.index(p) % len(PALETTE)] for p in view.players]
     labels = [f"{i}: {p}" for i, p in enumerate(view.players)]

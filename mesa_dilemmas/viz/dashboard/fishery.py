@@ -13,6 +13,7 @@ import solara
 from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery import FisheryModel
 from mesa_dilemmas.viz.dashboard import controls as c
+from mesa_dilemmas.viz.dashboard.agent_views import FisheryLake
 from mesa_dilemmas.viz.dashboard.charts import Ref, Series, line_png
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics, Table, Text, fmt
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
@@ -129,13 +130,14 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
     alive = sum(v.alive for v in view.villagers)
     kinds = Counter(v.disposition for v in view.villagers)
     llm = sum(v.kind == "LLM" for v in view.villagers)
-    population = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + (f"; {llm} LLM" if llm else "")
+    population = f"{len(view.villagers)}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    population += f" (of whom {llm} LLM)" if llm else ""
     Metrics([
         Metric("population", "villagers", population),
         Metric("round", "round", view.round),
         Metric("stock", "lake stock", _last(s["stock"])),
         Metric("total_harvest", "harvest this round", _last(s["total_harvest"])),
-        Metric("efficiency", "efficiency so far", _last(s["efficiency"])),
+        Metric("efficiency", "efficiency so far (mean catch ÷ sustainable optimum)", _last(s["efficiency"])),
         Metric("compliance", "compliance", _last(s["compliance"])),
         Metric("mean_effort", "mean effort", _last(s["mean_effort"])),
         Metric("alive", "alive", alive),
@@ -145,6 +147,13 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
         Metric("norm_alignment", "norm alignment", _last(s["norm_alignment"])),
         Metric("collapsed", "collapsed", view.collapsed),
     ])
+    if view.collapsed:
+        with solara.Div(attributes={"data-banner": "collapse"}):
+            solara.Error(
+                f"The lake collapsed in round {view.survival_time}: the stock fell to the collapse "
+                f"threshold {fmt(view.collapse_threshold)} or a villager starved."
+            )
+    FisheryLake(model)
     charts = [
         ("stock", lambda: line_png(
             "Lake stock", [Series("stock", s["stock"])],

@@ -11,6 +11,7 @@ from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
 from mesa_dilemmas.dilemmas.port_of_mars_cards import ROLES
 from mesa_dilemmas.dilemmas.port_of_mars_trade import TRADE_KINDS
 from mesa_dilemmas.viz.dashboard import controls as c
+from mesa_dilemmas.viz.dashboard.agent_views import PortOfMarsSeats
 from mesa_dilemmas.viz.dashboard.charts import Ref, Series, bar_png, line_png
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics, Pre, Table, Text
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
@@ -141,6 +142,7 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
         Metric("trades_accepted", "trades", sum(view.trades_accepted.values())),
         Metric("status", "port", status),
     ])
+    PortOfMarsSeats(model)
     roles = [p.role for p in view.players]
     names = {p.role: f"{p.role} ({p.label})" for p in view.players}
     rounds = list(range(1, view.round + 1))
