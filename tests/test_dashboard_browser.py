@@ -80,9 +80,13 @@ def test_fishery_page_shows_the_lake_the_catch_and_the_norms_changing(tab) -> No
         points, last = chart(tab, "stock")
         assert points == r + 1 and last == pytest.approx(stocks[-1], rel=1e-3)
     assert len(set(stocks)) == 4, f"the lake stock should move every round: {stocks}"
-    assert metric(tab, "total_harvest") > 0 and chart(tab, "total_harvest")[0] == 4
+    # what happens during a round is charted from round 1 (nothing is fished at round 0)
+    assert metric(tab, "total_harvest") > 0 and chart(tab, "total_harvest")[0] == 3
     assert 0 <= metric(tab, "compliance") <= 1 and 0 < metric(tab, "mean_effort") < 1
-    assert chart(tab, "compliance")[0] == chart(tab, "punishments")[0] == 4
+    assert chart(tab, "compliance")[0] == chart(tab, "punishments")[0] == 3
+    lake = tab.locator("[data-view='fishery-lake']")
+    assert lake.get_attribute("data-agents") == "10" and lake.get_attribute("data-round") == "3"
+    assert "shared norm" in lake.inner_text()
     similarity, alignment = metric(tab, "norm_similarity"), metric(tab, "norm_alignment")
     assert 0 <= similarity <= 1 and 0 <= alignment <= 1
     assert chart(tab, "norm_similarity")[0] == 4
@@ -131,9 +135,14 @@ def test_binary_game_pages_step_and_show_cooperation_and_payoffs(tab, game: str)
     assert metric(tab, "normalised_payoff") > 0
     points, last = chart(tab, "payoffs")
     assert points == 4 and last > 0  # one bar per player, payoffs accumulate
+    view = tab.locator("[data-view='binary-population']")
+    assert view.get_attribute("data-agents") == "4" and view.get_attribute("data-round") == "3"
+    cooperated = round(metric(tab, "cooperation_rate") * 4)
+    assert f"{cooperated} of 4 cooperated" in view.inner_text()
     if game == "common_pool":
         assert chart(tab, "stock")[0] == 4  # the start stock and after each round
         assert 0 <= metric(tab, "stock") <= 16  # capacity 4 n
+        assert "stock" in view.inner_text()
     screenshot(tab, game)
 
 
@@ -214,6 +223,9 @@ def test_port_of_mars_page_shows_health_events_coins_points_and_the_meeting(tab)
     assert metric(tab, "dirty_cards") >= 0 and metric(tab, "trades_proposed") >= 0
     meeting = tab.locator("[data-text='meeting']").inner_text()
     assert "port health" in meeting.lower()
+    seats = tab.locator("[data-view='port-of-mars-seats']")
+    assert seats.get_attribute("data-agents") == "5" and seats.get_attribute("data-round") == "3"
+    assert tab.locator("[data-text='meeting-view']").inner_text() == meeting
     screenshot(tab, "port_of_mars")
     docs_image(tab, "dashboard_port_of_mars", rounds=7)
 

@@ -20,8 +20,9 @@ import solara
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.binary_game import BinaryDilemmaModel
 from mesa_dilemmas.viz.dashboard import controls as c
+from mesa_dilemmas.viz.dashboard import vega
 from mesa_dilemmas.viz.dashboard.agent_views import BinaryPopulation
-from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series, actions_png, bar_png, line_png
+from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
@@ -180,22 +181,22 @@ def Panels(view: BinaryView, model: DashboardModel) -> None:
     rounds = list(range(1, view.round + 1))
     low, high = view.welfare
     charts = [
-        ("cooperation_rate", lambda: line_png(
+        ("cooperation_rate", lambda: vega.line(
             "Cooperation rate per round", [Series("share cooperating", view.coop_rate, x=rounds)],
             ylim=(-0.02, 1.02)), view.coop_rate),
-        ("mean_payoff", lambda: line_png(
+        ("mean_payoff", lambda: vega.line(
             "Mean payoff per round", [Series("mean payoff", view.mean_payoff, x=rounds)],
             [Ref(f"minimum welfare {low:.2f}", low, "#d62728"),
              Ref(f"maximum welfare {high:.2f}", high, "#2ca02c")], ylabel="payoff"), view.mean_payoff),
-        ("payoffs", lambda: bar_png(
+        ("payoffs", lambda: vega.bars(
             "Payoff distribution: total per player", labels, {"total payoff": view.totals},
             ylabel="payoff", colors=colors), view.totals),
-        ("actions", lambda: actions_png("Who cooperated", view.actions, labels),
+        ("actions", lambda: vega.actions("Who cooperated", view.actions, labels),
          view.coop_rate),
     ]  # fmt: skip
     if view.stock is not None:
         stock = view.stock
-        charts.insert(1, ("stock", lambda: line_png(
+        charts.insert(1, ("stock", lambda: vega.line(
             "Stock (start of each round)", [Series("stock", stock)],
             [Ref(f"capacity {view.capacity:g}", view.capacity or 0.0, "#999999", ":")],
             ylabel="resource"), stock))  # fmt: skip

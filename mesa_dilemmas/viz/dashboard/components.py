@@ -4,6 +4,9 @@ Every number a page shows is also in the DOM as data: a metric is an element
 with ``data-metric="<key>"`` and ``data-value="<raw value>"``, a chart has a
 caption with ``data-chart``, ``data-points`` and ``data-last``.  People read
 the labels; the browser tests read the attributes and check that they change.
+Each of these also carries ``data-token``, the snapshot it shows (the status
+line has the current one): a test knows the page has caught up with a round when
+every ``data-token`` equals the status line's.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 import solara
 from mesa.visualization import SolaraViz
 from mesa.visualization.utils import force_update, update_counter
+from solara.widgets import VegaLite
 
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
@@ -26,7 +30,8 @@ CSS = """
 .mdd-metric { border: 1px solid #ddd; border-radius: 6px; padding: 6px 12px; min-width: 110px; }
 .mdd-metric-label { font-size: 11px; color: #666; }
 .mdd-metric-value { font-size: 19px; font-weight: 600; }
-.mdd-caption { font-size: 11px; color: #777; margin-top: -4px; }
+.mdd-caption { font-size: 11px; color: #777; margin-top: 2px; }
+.vega-embed { width: 100%; }
 .mdd-table { border-collapse: collapse; font-size: 12px; width: 100%; }
 .mdd-table th, .mdd-table td { border-bottom: 1px solid #eee; padding: 3px 6px; text-align: left;
   vertical-align: top; }
@@ -66,6 +71,10 @@ def raw(value: Any) -> str:
     return str(value)
 
 
+#: the snapshot the page shows (``DashboardModel.token``), provided by ``ModelView``
+PageToken = solara.create_context("")
+
+
 @dataclass(frozen=True)
 class Metric:
     key: str
@@ -77,30 +86,37 @@ class Metric:
 @solara.component
 def Metrics(items: Sequence[Metric]) -> None:
     """A row of labelled numbers, each with ``data-metric`` / ``data-value``."""
+    token = solara.use_context(PageToken)
     cells = "".join(
         f'<div class="mdd-metric" data-metric="{html.escape(m.key)}" data-value="{html.escape(raw(m.value))}">'
         f'<div class="mdd-metric-label">{html.escape(m.label)}</div>'
         f'<div class="mdd-metric-value">{html.escape(fmt(m.value, m.digits))}</div></div>'
         for m in items
     )
-    solara.HTML(tag="div", unsafe_innerHTML=cells, classes=["mdd-metrics"])
+    solara.HTML(tag="div", unsafe_innerHTML=cells, classes=["mdd-metrics"],
+                attributes={"data-token": token} if token else None)  # fmt: skip
 
 
 @solara.component
 def Chart(
-    key: str, token: str, draw: Callable[[], bytes], points: int, last: Any = None, note: str = ""
+    key: str, token: str, draw: Callable[[], Any], points: int, last: Any = None, note: str = ""
 ) -> None:
-    """A PNG chart, redrawn only when the model's snapshot changes (``token``)."""
-    png = solara.use_memo(draw, dependencies=[key, token])
-    solara.Image(png, format="png")
-    caption = f"{points} point{'s' if points != 1 else ''}" + (f" · latest {fmt(last)}" if points else "")
-    if note:
-        caption += f" · {note}"
+    """A chart, recomputed only when the model's snapshot changes (``token``): a Vega-Lite spec
+    (a dict, drawn in the browser with hover values; see :mod:`.vega`) or PNG bytes.
+
+    The element under it carries ``data-chart`` / ``data-points`` / ``data-last`` for the
+    tests; people see only the optional ``note``."""
+    figure = solara.use_memo(draw, dependencies=[key, token])
+    if isinstance(figure, dict):
+        VegaLite.element(spec=figure)
+    else:
+        solara.Image(figure, format="png")
     solara.HTML(
         tag="div",
-        unsafe_innerHTML=html.escape(caption),
+        unsafe_innerHTML=html.escape(note),
         classes=["mdd-caption"],
-        attributes={"data-chart": key, "data-points": str(points), "data-last": raw(last)},
+        attributes={"data-chart": key, "data-points": str(points), "data-last": raw(last),
+                    "data-token": token},  # fmt: skip
     )
 
 
@@ -112,7 +128,8 @@ def Text(text: str, *, bold: str = "", tag: str = "div", key: str = "") -> None:
     solara.HTML(tag=tag, unsafe_innerHTML=inner, attributes={"data-text": key} if key else None)
 
 
-#: a chart of a page: (key, draw -> PNG bytes, the values it plots: counted, the last one shown)
+#: a chart of a page: (key, draw -> Vega-Lite spec or PNG bytes, the values it plots: counted,
+#: the last one kept for the tests)
 ChartItem = tuple[str, Callable[[], bytes], Sequence[Any]]
 #: a table shown in the chart grid: (title, columns, rows, key)
 TableItem = tuple[str, Sequence[str], Sequence[Sequence[Any]], str]
@@ -193,6 +210,7 @@ def RoundStatus(model: DashboardModel) -> None:
             "data-round": str(model.round),
             "data-model": model.uid,
             "data-refused-ticks": str(model.refused_ticks),
+            "data-token": model.token,
         },
     )
     if state == "playing":
@@ -245,6 +263,7 @@ def ModelView(model: DashboardModel) -> None:
     update_counter.get()  # re-render after every Step, Reset and live tick
     from mesa_dilemmas.viz.dashboard.llm_panel import LLMPanel  # it builds on this module
 
+    PageToken.provide(model.token)
     with solara.Div(attributes={"data-page": model.page.path}):
         Text(model.page.title, tag="h2")
         Text(model.page.summary)
