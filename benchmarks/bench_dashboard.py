@@ -33,8 +33,15 @@ from typing import Any
 CHROMIUM = os.environ.get("MESA_DILEMMAS_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1400, "height": 4000}  # every panel of a page on screen
-ROUND = "+document.querySelector('[data-status]').dataset.round"
-FINISHED = "document.querySelector('[data-status]').dataset.status === 'finished'"
+ROUND = "+(document.querySelector('[data-status]') || {dataset: {round: -1}}).dataset.round"
+FINISHED = "(document.querySelector('[data-status]') || {dataset: {}}).dataset.status === 'finished'"
+#: round ``r`` is on the status line and every metric, chart and agent view shows the same
+#: snapshot (``data-token``; pages without tokens count from the status line alone)
+SHOWN = """r => {
+  const s = document.querySelector('[data-status]');
+  if (!s || s.dataset.status === 'playing' || +s.dataset.round < r) return false;
+  return [...document.querySelectorAll('[data-token]')].every(e => e.dataset.token === s.dataset.token);
+}"""
 #: sliders moved to their maximum before measuring (Port of Mars ends after 9 rounds by default)
 LONGEST = {"port_of_mars": ["rounds"]}
 
@@ -79,14 +86,14 @@ def current_round(tab: Any) -> int:
 
 
 def step_latency(tab: Any, steps: int) -> list[float]:
-    """Milliseconds from the Step click to the next round on the page, ``steps`` times."""
+    """Milliseconds from the Step click until every panel shows the next round, ``steps`` times."""
     out = []
     button = tab.get_by_role("button", name="Step", exact=True)
     for _ in range(steps):
         before = current_round(tab)
         start = time.perf_counter()
         button.click()
-        tab.wait_for_function(f"{ROUND} > {before}", polling="raf")
+        tab.wait_for_function(SHOWN, arg=before + 1, polling="raf")
         out.append((time.perf_counter() - start) * 1000)
         # the Step button is usable again: Mesa's handler has returned
         tab.wait_for_function("b => !b.disabled", arg=button.element_handle())
@@ -123,9 +130,17 @@ def play_rate(tab: Any, seconds: float) -> tuple[float, int]:
         finished = False
     played = current_round(tab) - start_round
     elapsed = time.perf_counter() - start
-    if not finished:
-        tab.get_by_role("button", name="❚❚").click()
-        tab.get_by_role("button", name="▶").wait_for()
+    if not finished and not tab.evaluate(FINISHED):
+        try:
+            tab.get_by_role("button", name="❚❚").click(timeout=5000)
+        except PlaywrightTimeout:  # the game ended in between: Mesa shows ▶ again
+            pass
+        try:
+            tab.get_by_role("button", name="▶").wait_for(timeout=20_000)
+        except PlaywrightTimeout:
+            tab.screenshot(path="/tmp/bench_fail.png")
+            print(tab.evaluate("[...document.querySelectorAll('button')].map(b => b.innerText)"), file=sys.stderr)
+            raise
     return played / elapsed, played
 
 
@@ -138,7 +153,9 @@ def bench_page(browser: Any, url: str, path: str, steps: int, seconds: float) ->
     tab.wait_for_timeout(2000)  # let the first render and the assets settle
     longest_game(tab, path)
     latencies = step_latency(tab, steps)
+    print(f"{path}: Step {statistics.median(latencies):.0f} ms (median)", file=sys.stderr)
     rate, played = play_rate(tab, seconds)
+    print(f"{path}: Play {rate:.2f} rounds/s", file=sys.stderr)
     context.close()
     return {
         "page": path,

@@ -206,6 +206,7 @@ def test_a_tick_from_a_play_loop_that_was_paused_is_refused() -> None:
     from solara.tasks import TaskThreaded
 
     m = DashboardModel(page=fake_page(), rng=1)
+    m.shown(m.version)  # the page shows the start
     asleep, wake, replaced = threading.Event(), threading.Event(), threading.Event()
 
     def playing() -> None:
@@ -226,6 +227,30 @@ def test_a_tick_from_a_play_loop_that_was_paused_is_refused() -> None:
     assert m.round == 1 and m.time == 1 and m.refused_ticks == 1
     m.step()  # a Step pressed by hand (not from a task thread) still plays
     assert m.round == 2 and m.refused_ticks == 1
+
+
+def test_a_play_tick_waits_until_the_page_has_shown_the_previous_round() -> None:
+    """Play never outruns the page: the next tick plays only once ``shown`` says the page
+    has rendered the last round (else Solara's render loop guard gives up on a busy page)."""
+    from solara.tasks import TaskThreaded
+
+    m = DashboardModel(page=fake_page(), rng=1)
+    m.shown(m.version)
+
+    def playing() -> None:
+        m.step()
+        m.step()  # waits for the page
+
+    loop = TaskThreaded(playing, key="play-loop")
+    loop()
+    deadline = time.monotonic() + 10
+    while not m._shown._waiters:  # the second tick is waiting (a condition, not a sleep)
+        assert time.monotonic() < deadline, "the second tick did not wait for the page"
+        time.sleep(0.01)
+    assert m.round == 1
+    m.shown(m.version)  # the page rendered round 1
+    loop._current_thread.join(10)
+    assert m.round == 2 and m.refused_ticks == 0
 
 
 UNREACHABLE = {"llm_provider": "openai", "llm_model": "nobody@http://127.0.0.1:9/v1"}

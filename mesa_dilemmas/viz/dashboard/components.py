@@ -264,6 +264,8 @@ def ModelView(model: DashboardModel) -> None:
     from mesa_dilemmas.viz.dashboard.llm_panel import LLMPanel  # it builds on this module
 
     PageToken.provide(model.token)
+    version = model.version
+    solara.use_effect(lambda: model.shown(version), [model.uid, version])  # Play may go on
     with solara.Div(attributes={"data-page": model.page.path}):
         Text(model.page.title, tag="h2")
         Text(model.page.summary)
