@@ -33,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 import solara
-from mesa.visualization.utils import update_counter
 from solara.widgets import VegaLite
 
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
@@ -100,9 +99,14 @@ def _ring_spec(title: str, subtitle: str, layers: list[Spec], width: int = 380) 
 
 
 @solara.component
-def _Figure(kind: str, model: Any, draw: Draw) -> None:
-    """Draw ``draw(game)`` once per round; while a round is played keep the last drawing."""
-    update_counter.get()  # re-render after every Step in any SolaraViz page
+def _Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
+    """Draw ``draw(game)`` once per round; while a round is played keep the last drawing.
+
+    It does not subscribe to Mesa's update counter itself: the views below are plain
+    functions, which Mesa's component area wraps in a component that does, and this
+    package's pages re-render them with the rest of the page (a second subscription
+    would cost every round an extra render pass).  ``version`` (:func:`_version`) changes
+    after every round, which is what makes it re-render."""
     game = game_of(model)
     busy = isinstance(model, DashboardModel) and model.busy
     last = solara.use_ref((None, 0, "", -1))
@@ -204,10 +208,9 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
     return spec, len(rows), caption
 
 
-@solara.component
-def FisheryLake(model: Any) -> None:
+def FisheryLake(model: Any) -> Any:
     """The fishery's lake and villagers (a SolaraViz component: ``components=[FisheryLake]``)."""
-    _Figure("fishery-lake", model, fishery_chart)
+    return _Figure("fishery-lake", model, fishery_chart, _version(model))
 
 
 # -- Port of Mars -------------------------------------------------------------
@@ -296,10 +299,9 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
     return spec, len(seats), caption
 
 
-@solara.component
-def PortOfMarsSeats(model: Any) -> None:
+def PortOfMarsSeats(model: Any) -> Any:
     """Port of Mars's seats, trades and meeting (a SolaraViz component)."""
-    _Figure("port-of-mars-seats", model, port_of_mars_chart)
+    return _Figure("port-of-mars-seats", model, port_of_mars_chart, _version(model))
 
 
 # -- the binary games -------------------------------------------------------------
@@ -367,7 +369,6 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
     return {"$schema": SCHEMA, "hconcat": [players, pool]}, len(rows), caption
 
 
-@solara.component
-def BinaryPopulation(model: Any) -> None:
+def BinaryPopulation(model: Any) -> Any:
     """A binary game's players by strategy and last action, and the stock (a SolaraViz component)."""
-    _Figure("binary-population", model, binary_chart)
+    return _Figure("binary-population", model, binary_chart, _version(model))

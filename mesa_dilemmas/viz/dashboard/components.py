@@ -71,8 +71,9 @@ def raw(value: Any) -> str:
     return str(value)
 
 
-#: the snapshot the page shows (``DashboardModel.token``), provided by ``ModelView``
-PageToken = solara.create_context("")
+#: the model whose snapshot the page shows, provided by ``ModelView`` (the model object, not
+#: its changing token: a changing context value would cost every round an extra render pass)
+PageModel = solara.create_context(None)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ class Metric:
 @solara.component
 def Metrics(items: Sequence[Metric]) -> None:
     """A row of labelled numbers, each with ``data-metric`` / ``data-value``."""
-    token = solara.use_context(PageToken)
+    page_model = solara.use_context(PageModel)
+    token = page_model.token if page_model is not None else ""
     cells = "".join(
         f'<div class="mdd-metric" data-metric="{html.escape(m.key)}" data-value="{html.escape(raw(m.value))}">'
         f'<div class="mdd-metric-label">{html.escape(m.label)}</div>'
@@ -170,9 +172,10 @@ def Pre(text: str, key: str = "") -> None:
 
 
 @solara.component
-def RoundStatus(model: DashboardModel) -> None:
-    """Round, state and errors; while a round runs in the worker, ticks the page once a second."""
-    update_counter.get()
+def RoundStatus(model: DashboardModel, tick: int = 0) -> None:
+    """Round, state and errors; while a round runs in the worker, ticks the page once a second
+    (``ModelView``, its parent, re-renders on every tick and Step and passes Mesa's update
+    counter as ``tick``: changed arguments make this component re-render too)."""
     job = model.job
 
     def wait(cancel: threading.Event) -> None:
@@ -260,18 +263,18 @@ def GameScreen(page: GamePage) -> None:
 @solara.component
 def ModelView(model: DashboardModel) -> None:
     """Title, status, the page's panels on the latest snapshot, the LLM panel, the run's settings."""
-    update_counter.get()  # re-render after every Step, Reset and live tick
+    tick = update_counter.get()  # re-render after every Step, Reset and live tick
     from mesa_dilemmas.viz.dashboard.llm_panel import LLMPanel  # it builds on this module
 
-    PageToken.provide(model.token)
+    PageModel.provide(model)
     version = model.version
     solara.use_effect(lambda: model.shown(version), [model.uid, version])  # Play may go on
     with solara.Div(attributes={"data-page": model.page.path}):
         Text(model.page.title, tag="h2")
         Text(model.page.summary)
-        RoundStatus(model)
+        RoundStatus(model, tick)
         if model.view is not None:
             model.page.panels(view=model.view, model=model)
         if model.llm is not None:
-            LLMPanel(model)
+            LLMPanel(model, tick)
         RunSettings(model)
