@@ -127,7 +127,11 @@ def _Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
             "data-view": kind,
             "data-agents": str(agents),
             "data-round": str(played),
-            **({"data-token": model.token} if isinstance(model, DashboardModel) and not busy else {}),
+            **(
+                {"data-token": model.token}
+                if isinstance(model, DashboardModel) and not busy
+                else {}
+            ),
         },
     ):
         if spec is None:

@@ -41,7 +41,7 @@ def _base(title: str, subtitle: str = "") -> Spec:
         "width": WIDTH,
         "height": HEIGHT,
         "autosize": {"type": "fit-x", "contains": "padding"},
-        "config": {"legend": {"orient": "bottom", "labelFontSize": 11, "symbolSize": 60},
+        "config": {"legend": {"orient": "bottom", "labelFontSize": 11, "symbolSize": 60, "labelLimit": 320},
                    "axis": {"labelFontSize": 10, "titleFontSize": 11}, "view": {"stroke": None}},
     }  # fmt: skip
 
@@ -83,11 +83,14 @@ def line(
     elif refs:  # keep the reference lines in view
         y["scale"] = {"zero": False}
     few = len(rows) <= 12 * max(1, len(names))
+    rounds = sorted({r["x"] for r in rows if r["x"] is not None})
+    x_axis: Spec = {"format": "d", "tickMinStep": 1}
+    if len(rounds) <= 15:  # whole rounds only (Vega would also label 0.5, 1.5, ... as 0, 1, ...)
+        x_axis["values"] = rounds
     layers: list[Spec] = [{
         "mark": {"type": "line", "point": few, "strokeWidth": 2},
         "encoding": {
-            "x": {"field": "x", "type": "quantitative", "title": xlabel,
-                  "axis": {"tickMinStep": 1, "format": "d"}},
+            "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": x_axis},
             "y": y,
             "color": {"field": "series", "type": "nominal", "title": None,
                       "scale": {"domain": names, "range": colors},
