@@ -380,6 +380,73 @@ def test_every_chart_kind_renders_with_and_without_data() -> None:
     assert all(p.startswith(b"\x89PNG") and len(p) > 1000 for p in pngs)
 
 
+# -- Vega-Lite charts and agent views -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vega_lite() -> Any:
+    """A validator of Vega-Lite specs (the schema Altair ships)."""
+    import jsonschema
+    from altair.vegalite.v6.schema import load_schema
+
+    return jsonschema.Draft7Validator(load_schema())
+
+
+def assert_valid(validator: Any, spec: dict[str, Any]) -> None:
+    errors = [e.message[:200] for e in validator.iter_errors(spec)]
+    assert not errors, errors
+
+
+def test_every_chart_kind_is_a_valid_vega_lite_spec_with_and_without_data(vega_lite: Any) -> None:
+    from mesa_dilemmas.viz.dashboard import vega
+
+    specs = [
+        vega.line("l", [charts.Series("a", [1.0, 2.0, math.nan]), charts.Series("b", [3.0])],
+                  [charts.Ref("r", 2.0)], ylim=(0, 5)),
+        vega.line("l", []),
+        vega.bars("b", ["x", "y"], {"one": [1, 2], "two": [3, 4]}),
+        vega.bars("b", ["x", "y"], {"one": [1, 2]}, colors=["#111111", "#222222"]),
+        vega.bars("b", [], {}),
+        vega.stack("s", [charts.Series("a", [0.5, 0.6]), charts.Series("b", [0.5, 0.4])]),
+        vega.stack("s", []),
+        vega.actions("a", np.array([[True, False], [False, False]]), ["p0", "p1"]),
+        vega.actions("a", np.zeros((0, 2), dtype=bool), ["p0", "p1"]),
+    ]  # fmt: skip
+    for spec in specs:
+        assert_valid(vega_lite, spec)
+    line = specs[0]
+    assert [r["y"] for r in line["data"]["values"] if r["series"] == "a"] == [1.0, 2.0, None]  # a gap
+    assert line["layer"][2]["encoding"]["text"] == {"field": "label"}  # the reference line is labelled
+
+
+@pytest.mark.parametrize("path", ["fishery", "port_of_mars", "public_goods", "common_pool"])
+def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> None:
+    from mesa_dilemmas.viz.dashboard import agent_views as av
+
+    draw = {"fishery": av.fishery_chart, "port_of_mars": av.port_of_mars_chart}.get(path, av.binary_chart)
+    m = model_for(PAGE_BY_PATH[path])
+    for _ in range(3):
+        m.step()
+    spec, agents, caption = draw(m.game)
+    assert_valid(vega_lite, spec)
+    assert agents == len(list(m.game.agents))
+    if path == "fishery":
+        rows = av.fishery_villagers(m.game)
+        punished = sum(r["state"] == "punished this round" for r in rows)
+        assert punished == int((m.game.punished > 0).sum())
+        assert f"punished this round: {punished}" in caption and "shared norm" in caption
+    elif path == "port_of_mars":
+        seats, trades = av.port_of_mars_seats(m.game)
+        assert {s["role"] for s in seats} == set(m.game.roles)
+        assert len(trades) == sum(o.status == "accepted" for o in m.game.round_offers)
+    else:
+        rows = av.binary_players(m.game)
+        cooperated = int(m.game.actions[-1].sum())
+        assert sum(r["last action"] == "C" for r in rows) == cooperated
+        assert f"{cooperated} of {agents} cooperated" in caption
+        assert ("stock" in caption) == (path == "common_pool")
+
+
 # -- front-end assets and the command line -------------------------------------------
 
 
