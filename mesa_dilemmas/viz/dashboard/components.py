@@ -243,6 +243,23 @@ def default_params(controls: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def navigation() -> None:
+    """The page tabs in the app bar, with the routes' labels ("public goods", not the route's
+    ``public_goods``, which Solara's default tabs show).  Call inside a page's render."""
+    router = solara.use_router()
+    current, routes = solara.use_route(level=-1)
+    if len(routes) < 2:
+        return
+    index = routes.index(current) if current in routes else 0
+
+    def go(i: int) -> None:
+        router.push(solara.resolve_path(routes[i], level=-1))
+
+    with solara.AppBar(), solara.lab.Tabs(value=index, on_value=go, align="center"):
+        for route in routes:
+            solara.lab.Tab(route.label or route.path)
+
+
 @solara.component
 def GameScreen(page: GamePage) -> None:
     """One game's page: SolaraViz's controls in the sidebar, the page's panels in the main area.
@@ -256,6 +273,7 @@ def GameScreen(page: GamePage) -> None:
     )
     solara.use_effect(lambda: model.value.close, [model.value])
     solara.Style(CSS)
+    navigation()
     SolaraViz(model, components=[], model_params=controls, name=page.title, play_interval=300)
     ModelView(model.value)
 
