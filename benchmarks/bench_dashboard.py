@@ -34,7 +34,9 @@ CHROMIUM = os.environ.get("MESA_DILEMMAS_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1400, "height": 4000}  # every panel of a page on screen
 ROUND = "+(document.querySelector('[data-status]') || {dataset: {round: -1}}).dataset.round"
-FINISHED = "(document.querySelector('[data-status]') || {dataset: {}}).dataset.status === 'finished'"
+FINISHED = (
+    "(document.querySelector('[data-status]') || {dataset: {}}).dataset.status === 'finished'"
+)
 #: round ``r`` is on the status line and every metric, chart and agent view shows the same
 #: snapshot (``data-token``; pages without tokens count from the status line alone)
 SHOWN = """r => {
@@ -56,7 +58,9 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
     port = free_port()
     env = {**os.environ, "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False", "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(port)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
     assert proc.stdout is not None
     match = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline())
     if not match:
@@ -104,7 +108,9 @@ def longest_game(tab: Any, path: str) -> None:
     """Sliders of ``LONGEST`` to their maximum, then Reset (a new model, round 0)."""
     for label in LONGEST.get(path, []):
         pattern = re.compile("^" + re.escape(label) + r"(?!\w)")
-        slider = tab.locator(".v-input", has=tab.locator("label", has_text=pattern)).locator("[role=slider]")
+        slider = tab.locator(".v-input", has=tab.locator("label", has_text=pattern)).locator(
+            "[role=slider]"
+        )
         slider.focus()
         tab.keyboard.press("End")
     if LONGEST.get(path):
@@ -116,7 +122,9 @@ def longest_game(tab: Any, path: str) -> None:
 def play_rate(tab: Any, seconds: float) -> tuple[float, int]:
     """(rounds per second, rounds) with Play at Mesa's shortest interval, over ``seconds`` or
     until the game is over."""
-    slider = tab.locator(".v-input", has=tab.locator("label", has_text="Play Interval")).locator("[role=slider]")
+    slider = tab.locator(".v-input", has=tab.locator("label", has_text="Play Interval")).locator(
+        "[role=slider]"
+    )
     slider.focus()
     tab.keyboard.press("Home")  # the shortest interval
     tab.wait_for_function("s => +s.getAttribute('aria-valuenow') <= 1", arg=slider.element_handle())
@@ -139,7 +147,10 @@ def play_rate(tab: Any, seconds: float) -> tuple[float, int]:
             tab.get_by_role("button", name="▶").wait_for(timeout=20_000)
         except PlaywrightTimeout:
             tab.screenshot(path="/tmp/bench_fail.png")
-            print(tab.evaluate("[...document.querySelectorAll('button')].map(b => b.innerText)"), file=sys.stderr)
+            print(
+                tab.evaluate("[...document.querySelectorAll('button')].map(b => b.innerText)"),
+                file=sys.stderr,
+            )
             raise
     return played / elapsed, played
 
@@ -171,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", default="fishery,port_of_mars")
     parser.add_argument("--steps", type=int, default=10, help="Step clicks per page (default 10)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="Play window per page (default 10)")
+    parser.add_argument(
+        "--seconds", type=float, default=10.0, help="Play window per page (default 10)"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -179,7 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            results = [bench_page(browser, url, path, args.steps, args.seconds) for path in args.pages.split(",")]
+            results = [
+                bench_page(browser, url, path, args.steps, args.seconds)
+                for path in args.pages.split(",")
+            ]
             browser.close()
     finally:
         proc.terminate()

@@ -70,7 +70,9 @@ def user_page_url_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         log.close()
 
 
-def test_a_plain_solaraviz_page_shows_mesas_chart_and_the_fishery_view(browser: Any, user_page_url: str) -> None:
+def test_a_plain_solaraviz_page_shows_mesas_chart_and_the_fishery_view(
+    browser: Any, user_page_url: str
+) -> None:
     context = browser.new_context(viewport=VIEWPORT)
     tab = context.new_page()
     errors: list[str] = []
@@ -79,7 +81,9 @@ def test_a_plain_solaraviz_page_shows_mesas_chart_and_the_fishery_view(browser: 
         tab.goto(user_page_url)
         plot = tab.locator(".vue-grid-item img").first
         plot.wait_for(timeout=90_000)
-        tab.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=plot.element_handle())
+        tab.wait_for_function(
+            "img => img.complete && img.naturalWidth > 100", arg=plot.element_handle()
+        )
         box = plot.bounding_box()
         assert box is not None and box["width"] > 200 and box["height"] > 150
         assert tab.evaluate(INK, plot.element_handle()) > 0.01  # axes, ticks and labels
@@ -93,7 +97,9 @@ def test_a_plain_solaraviz_page_shows_mesas_chart_and_the_fishery_view(browser: 
         for expected in (1, 2):
             tab.get_by_role("button", name="Step").click()
             tab.wait_for_selector(f"[data-view='fishery-lake'][data-round='{expected}']")
-        tab.wait_for_function("([img, old]) => img.src !== old", arg=[plot.element_handle(), before])
+        tab.wait_for_function(
+            "([img, old]) => img.src !== old", arg=[plot.element_handle(), before]
+        )
         assert re.search(r"shared norm", view.inner_text())
         screenshot(tab, "user_solaraviz_page")
         assert not errors, f"JavaScript errors on the page: {errors}"
