@@ -84,6 +84,11 @@ def test_fishery_page_shows_the_lake_the_catch_and_the_norms_changing(tab) -> No
     assert metric(tab, "total_harvest") > 0 and chart(tab, "total_harvest")[0] == 3
     assert 0 <= metric(tab, "compliance") <= 1 and 0 < metric(tab, "mean_effort") < 1
     assert chart(tab, "compliance")[0] == chart(tab, "punishments")[0] == 3
+    with tab.expect_download() as download:  # the run's data, one row per round and the start
+        tab.get_by_role("button", name="download the data (CSV)").click()
+    assert download.value.suggested_filename == "fishery_seed42_round3.csv"
+    rows = Path(download.value.path()).read_text().splitlines()
+    assert len(rows) == 1 + 4 and rows[0].startswith("round,seed,")
     lake = tab.locator("[data-view='fishery-lake']")
     assert lake.get_attribute("data-agents") == "10" and lake.get_attribute("data-round") == "3"
     assert "shared norm" in lake.inner_text()

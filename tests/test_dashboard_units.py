@@ -447,6 +447,28 @@ def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> 
         assert ("stock" in caption) == (path == "common_pool")
 
 
+@pytest.mark.parametrize("path", ["fishery", "common_pool", "port_of_mars"])
+def test_the_runs_data_exports_as_csv_and_parquet(path: str) -> None:
+    import io
+
+    import pandas as pd
+
+    from mesa_dilemmas.viz.dashboard.components import export_bytes, run_table
+
+    m = model_for(PAGE_BY_PATH[path])
+    for _ in range(3):
+        m.step()
+    table = run_table(m)
+    collected = m.game.datacollector.get_model_vars_dataframe()
+    assert table is not None and len(table) == len(collected) and (table["seed"] == m.seed).all()
+    csv = pd.read_csv(io.BytesIO(export_bytes(m, "csv")), index_col=0)
+    parquet = pd.read_parquet(io.BytesIO(export_bytes(m, "parquet")))
+    for back in (csv, parquet):
+        assert list(back.columns) == list(table.columns) and len(back) == len(table)
+    numeric = table.select_dtypes("number").columns
+    np.testing.assert_allclose(csv[numeric].to_numpy(float), table[numeric].to_numpy(float), equal_nan=True)
+
+
 # -- front-end assets and the command line -------------------------------------------
 
 

@@ -236,6 +236,50 @@ def RunSettings(model: DashboardModel) -> None:
         Table(["parameter", "value"], rows, key="run-settings")
 
 
+def run_table(model: DashboardModel) -> Any:
+    """The game's per-round data (its DataCollector's model variables) as a DataFrame, or None.
+
+    Read only between rounds (``None`` while a round is played, or for a game without a
+    DataCollector); the seed is a column so a saved file says which run it is."""
+    collector = getattr(model.game, "datacollector", None)
+    if collector is None or model.busy:
+        return None
+    frame = collector.get_model_vars_dataframe().copy()
+    frame.index.name = model.page.unit if model.page.unit not in frame.columns else "row"
+    frame.insert(0, "seed", model.seed)
+    return frame
+
+
+def export_bytes(model: DashboardModel, kind: str) -> bytes:
+    """The run's data as CSV or Parquet bytes (an empty file while a round is played)."""
+    import io
+
+    frame = run_table(model)
+    if frame is None:
+        return b""
+    if kind == "csv":
+        return frame.to_csv().encode()
+    buffer = io.BytesIO()
+    # object columns (event names, meeting texts) as text: Parquet needs one type per column
+    frame.astype({c: "string" for c in frame.columns if frame[c].dtype == object}).to_parquet(buffer)
+    return buffer.getvalue()
+
+
+@solara.component
+def Export(model: DashboardModel, tick: int = 0) -> None:
+    """Download the run's data (one row per round); each chart saves itself (its ``…`` menu)."""
+    if getattr(model.game, "datacollector", None) is None:
+        return
+    stem = f"{model.page.path}_seed{model.seed}_{model.page.unit}{model.round}"
+    with solara.Row(classes=["mdd-export"]):
+        for kind in ("csv", "parquet"):
+            solara.FileDownload(
+                lambda kind=kind: export_bytes(model, kind),
+                filename=f"{stem}.{kind}",
+                label=f"download the data ({kind.upper()})",
+            )
+
+
 def default_params(controls: dict[str, Any]) -> dict[str, Any]:
     """The values Mesa's controls start from (fixed entries as they are)."""
     return {
@@ -295,4 +339,6 @@ def ModelView(model: DashboardModel) -> None:
             model.page.panels(view=model.view, model=model)
         if model.llm is not None:
             LLMPanel(model, tick)
+        if model.view is not None:
+            Export(model, tick)
         RunSettings(model)
