@@ -94,7 +94,7 @@ def line(
             "y": y,
             "color": {"field": "series", "type": "nominal", "title": None,
                       "scale": {"domain": names, "range": colors},
-                      "legend": None if len(names) < 2 else {"orient": "bottom", "direction": "horizontal"}},
+                      "legend": None if len(names) < 2 else {"orient": "bottom", "columns": min(len(names), 3)}},
             "tooltip": [{"field": "series", "title": "series"}, {"field": "x", "title": xlabel},
                         {"field": "y", "title": ylabel or "value", "format": ".4~g"}],
         },
