@@ -530,6 +530,18 @@ def test_dashboard_subcommand_and_its_environment(tmp_path: Path) -> None:
         server_env(parser.parse_args(["dashboard", "--llm-config", str(bad)]))
 
 
+def test_solaras_cookie_warning_is_silenced_on_loopback_only() -> None:
+    import subprocess
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    warn = "import warnings; warnings.warn('Cookies with samesite=none require https, but ...')"
+    for host, silent in (("127.0.0.1", True), ("0.0.0.0", False)):
+        env = server_env(parser.parse_args(["dashboard", "--host", host]))
+        out = subprocess.run([sys.executable, "-c", warn], env=env, capture_output=True, text=True)
+        assert ("samesite" not in out.stderr) == silent, (host, out.stderr)
+
+
 def test_the_subcommand_is_on_the_main_command_line_once_registered() -> None:
     from mesa_dilemmas import cli
 
