@@ -279,3 +279,26 @@ def test_a_failing_llm_call_is_an_error_on_the_page_not_a_dead_app(tab) -> None:
     step(tab, timeout_ms=LLM_ROUND_TIMEOUT_MS)  # the game goes on with the fallbacks
     assert not math.isnan(metric(tab, "cooperation_rate"))
     screenshot(tab, "public_goods_llm_failure")
+
+
+def test_narrow_layout_keeps_the_controls_in_a_drawer_with_a_menu_button(browser, dashboard_url) -> None:
+    """At 900 px the sidebar is a drawer: closed, its menu button (with an icon) brings the
+    controls back, and they still play the game."""
+    context = browser.new_context(viewport={"width": 900, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    tab.base_url = dashboard_url
+    try:
+        open_game(tab, "fishery")
+        step_button = tab.get_by_role("button", name="Step", exact=True)
+        menu = tab.locator(".v-app-bar__nav-icon")
+        assert menu.locator(".mdi-menu").count() == 1  # the drawer's button shows the menu icon
+        if step_button.is_visible():  # the drawer starts open over the page: close it
+            tab.mouse.click(850, 600)
+            step_button.wait_for(state="hidden")
+        menu.click()
+        step_button.wait_for(state="visible")
+        assert step(tab) == 1
+        screenshot(tab, "fishery_900px")
+    finally:
+        context.close()
