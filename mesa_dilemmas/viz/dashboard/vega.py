@@ -6,8 +6,8 @@ chart), which would cap a page at a few rounds per second; a dict costs well
 under a millisecond.  Solara's ``VegaLite`` widget (the one ``FigureAltair``
 uses) draws them with the Vega files the asset prefetch installs.
 
-The functions mirror :mod:`.charts` (the PNG versions, kept for export and for
-pages that need no browser): :func:`line`, :func:`bars`, :func:`stack`,
+The functions mirror :mod:`.charts` (the matplotlib PNG versions, which no page
+uses any more): :func:`line`, :func:`bars`, :func:`stack`,
 :func:`actions`.
 """
 
