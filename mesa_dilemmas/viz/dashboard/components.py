@@ -308,9 +308,10 @@ def navigation() -> None:
 def GameScreen(page: GamePage) -> None:
     """One game's page: SolaraViz's controls in the sidebar, the page's panels in the main area.
 
-    SolaraViz renders its own component area through a draggable grid that needs a
-    Vue 2 plugin; with ipyvue 3 (Solara's Vue 3 front end) it stays blank, so the
-    panels are rendered here, beside SolaraViz, from the same reactive model."""
+    The panels are rendered here, beside SolaraViz, from the same reactive model, rather
+    than in SolaraViz's component area: that area is a grid of fixed-height cards dragged
+    and resized by hand, which suits a user's own page (see ``agent_views``) better than
+    the long game pages."""
     controls = solara.use_memo(lambda: {"page": page, **page.controls()}, [])
     model = solara.use_reactive(
         solara.use_memo(lambda: DashboardModel(**default_params(controls)), [])
