@@ -122,6 +122,7 @@ def test_fishery_parameters_seed_box_and_reset(tab) -> None:
     type_into(tab, "seed", "abc")
     reset(tab)
     assert "seed" in tab.locator("[data-error]").inner_text()
+    assert "no seed (the seed box is invalid)" in tab.locator("[data-status]").inner_text()
     assert status(tab)[0] == "error"
     type_into(tab, "seed", "3")  # the app is alive: a good seed starts a run again
     reset(tab)

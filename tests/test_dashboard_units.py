@@ -96,6 +96,7 @@ def test_a_blank_seed_draws_one_and_says_so() -> None:
 def test_a_bad_seed_leaves_a_stopped_model_with_the_error() -> None:
     m = model_for(PAGE_BY_PATH["fishery"], rng="abc")
     assert m.error is not None and "seed" in m.error and not m.running and m.game is None
+    assert m.seed_invalid and not m.seed_drawn  # the status says so, not a stand-in seed
     m.step()  # Step on a failed model does nothing (and does not raise)
     assert m.round == 0 and m.time == 0
 

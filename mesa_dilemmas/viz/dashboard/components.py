@@ -199,7 +199,10 @@ def RoundStatus(model: DashboardModel, tick: int = 0) -> None:
     else:
         state = "finished"
     unit = model.page.unit
-    text = f"{unit} {model.round} · seed {model.seed}{' (drawn at random)' if model.seed_drawn else ''}"
+    seed = f"seed {model.seed}{' (drawn at random)' if model.seed_drawn else ''}"
+    if model.seed_invalid:  # no run was started: a stand-in seed would only confuse
+        seed = "no seed (the seed box is invalid)"
+    text = f"{unit} {model.round} · {seed}"
     if state == "playing" and job is not None:
         text = f"playing {unit} {job.round}… (LLM agents are answering; the page stays usable)"
     elif state == "finished":
@@ -229,7 +232,11 @@ def RoundStatus(model: DashboardModel, tick: int = 0) -> None:
 @solara.component
 def RunSettings(model: DashboardModel) -> None:
     """The parameters the current game was built with (the sliders show what the next Reset uses)."""
-    rows = sorted(model.params.items())
+    labels = solara.use_memo(
+        lambda: {k: v["label"] for k, v in model.page.controls().items() if isinstance(v, dict) and "label" in v},
+        [model.page.path],
+    )  # the sidebar's words, not the code names
+    rows = sorted((labels.get(k, k.replace("_", " ")), v) for k, v in model.params.items())
     if model.n_llm_agents:
         rows.append(("LLM agents", f"{model.n_llm_agents} on {model.llm_choice.spec}"))
     with solara.Details("parameters of this run", expand=False):

@@ -156,7 +156,9 @@ class DashboardModel(mesa.Model):
             seed = coerce_seed(rng if rng is not None else getattr(scenario, "rng", None))
         except ValueError as exc:
             seed, error = None, str(exc)
-        self.seed_drawn = seed is None
+        #: the seed box held no seed (blank: one was drawn) -- but not when its text was invalid
+        self.seed_drawn = seed is None and error is None
+        self.seed_invalid = error is not None
         self.seed: int = secrets.randbelow(2**31) if seed is None else seed
         super().__init__(rng=self.seed)
         self.page = page
