@@ -187,21 +187,29 @@ def table_rows(tab: Any, key: str) -> int:
     return int(tab.locator(f"[data-table='{key}']").get_attribute("data-rows") or 0)
 
 
+#: true once the status line shows round ``r`` (not still playing) and every metric, chart and
+#: agent view shows the same snapshot as the status line (``data-token``)
+CAUGHT_UP = """r => {
+  const s = document.querySelector('[data-status]');
+  if (!s || s.dataset.status === 'playing' || +s.dataset.round !== r) return false;
+  return [...document.querySelectorAll('[data-token]')].every(e => e.dataset.token === s.dataset.token);
+}"""
+
+
 def step(tab: Any, timeout_ms: int = ROUND_TIMEOUT_MS) -> int:
-    """Press Step and wait until the next round is shown (and not still playing)."""
+    """Press Step and wait until the page shows the next round everywhere (and not still playing)."""
     _, before = status(tab)
-    tab.get_by_role("button", name="Step").click()
-    tab.wait_for_selector(
-        f"[data-status]:not([data-status='playing'])[data-round='{before + 1}']", timeout=timeout_ms
-    )
+    tab.get_by_role("button", name="Step", exact=True).click()
+    tab.wait_for_function(CAUGHT_UP, arg=before + 1, timeout=timeout_ms)
     return before + 1
 
 
 def reset(tab: Any) -> None:
     """Press Reset and wait until the new model (a new ``data-model`` id) is shown."""
     old = tab.locator("[data-status]").get_attribute("data-model")
-    tab.get_by_role("button", name="Reset").click()
+    tab.get_by_role("button", name="Reset", exact=True).click()
     tab.wait_for_selector(f"[data-status][data-round='0']:not([data-model='{old}'])")
+    tab.wait_for_function(CAUGHT_UP, arg=0)
 
 
 def control(tab: Any, label: str) -> Any:

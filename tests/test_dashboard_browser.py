@@ -80,9 +80,18 @@ def test_fishery_page_shows_the_lake_the_catch_and_the_norms_changing(tab) -> No
         points, last = chart(tab, "stock")
         assert points == r + 1 and last == pytest.approx(stocks[-1], rel=1e-3)
     assert len(set(stocks)) == 4, f"the lake stock should move every round: {stocks}"
-    assert metric(tab, "total_harvest") > 0 and chart(tab, "total_harvest")[0] == 4
+    # what happens during a round is charted from round 1 (nothing is fished at round 0)
+    assert metric(tab, "total_harvest") > 0 and chart(tab, "total_harvest")[0] == 3
     assert 0 <= metric(tab, "compliance") <= 1 and 0 < metric(tab, "mean_effort") < 1
-    assert chart(tab, "compliance")[0] == chart(tab, "punishments")[0] == 4
+    assert chart(tab, "compliance")[0] == chart(tab, "punishments")[0] == 3
+    with tab.expect_download() as download:  # the run's data, one row per round and the start
+        tab.get_by_role("button", name="download the data (CSV)").click()
+    assert download.value.suggested_filename == "fishery_seed42_round3.csv"
+    rows = Path(download.value.path()).read_text().splitlines()
+    assert len(rows) == 1 + 4 and rows[0].startswith("round,seed,")
+    lake = tab.locator("[data-view='fishery-lake']")
+    assert lake.get_attribute("data-agents") == "10" and lake.get_attribute("data-round") == "3"
+    assert "shared norm" in lake.inner_text()
     similarity, alignment = metric(tab, "norm_similarity"), metric(tab, "norm_alignment")
     assert 0 <= similarity <= 1 and 0 <= alignment <= 1
     assert chart(tab, "norm_similarity")[0] == 4
@@ -113,6 +122,7 @@ def test_fishery_parameters_seed_box_and_reset(tab) -> None:
     type_into(tab, "seed", "abc")
     reset(tab)
     assert "seed" in tab.locator("[data-error]").inner_text()
+    assert "no seed (the seed box is invalid)" in tab.locator("[data-status]").inner_text()
     assert status(tab)[0] == "error"
     type_into(tab, "seed", "3")  # the app is alive: a good seed starts a run again
     reset(tab)
@@ -131,23 +141,36 @@ def test_binary_game_pages_step_and_show_cooperation_and_payoffs(tab, game: str)
     assert metric(tab, "normalised_payoff") > 0
     points, last = chart(tab, "payoffs")
     assert points == 4 and last > 0  # one bar per player, payoffs accumulate
+    view = tab.locator("[data-view='binary-population']")
+    assert view.get_attribute("data-agents") == "4" and view.get_attribute("data-round") == "3"
+    cooperated = round(metric(tab, "cooperation_rate") * 4)
+    assert f"{cooperated} of 4 cooperated" in view.inner_text()
     if game == "common_pool":
         assert chart(tab, "stock")[0] == 4  # the start stock and after each round
         assert 0 <= metric(tab, "stock") <= 16  # capacity 4 n
+        assert "stock" in view.inner_text()
     screenshot(tab, game)
 
 
 def test_public_goods_play_pause_and_a_new_population(tab) -> None:
     open_game(tab, "public_goods")
     tab.get_by_role("button", name="▶").click()
-    tab.wait_for_function("+document.querySelector('[data-status]').dataset.round >= 4")
+    tab.wait_for_function("+document.querySelector('[data-status]').dataset.round >= 3")
+    # pause right after a round lands: Mesa's Play loop is then asleep until its next tick
+    shown = status(tab)[1]
+    tab.wait_for_function(f"+document.querySelector('[data-status]').dataset.round > {shown}")
     tab.get_by_role("button", name="❚❚").click()
-    step_button = tab.get_by_role("button", name="Step")
-    tab.wait_for_function("b => !b.disabled", arg=step_button.element_handle())  # paused
-    tab.wait_for_timeout(1000)  # a round already under way when pausing may still land
+    tab.get_by_role("button", name="▶").wait_for()  # the button's state changed: paused
     paused = status(tab)[1]
-    tab.wait_for_timeout(1500)
+    # the loop wakes up and ticks once more: that tick is refused (the page counts it) or,
+    # were pause broken, it plays a round -- wait for whichever happens
+    tab.wait_for_function(
+        "p => { const s = document.querySelector('[data-status]').dataset;"
+        " return +s.refusedTicks >= 1 || +s.round > p; }",
+        arg=paused,
+    )
     assert status(tab)[1] == paused >= 4
+    assert step(tab) == paused + 1  # Step still plays exactly one round
     assert move_slider(tab, "players: all_c", 2) == 2
     reset(tab)
     assert metric(tab, "players") == 6
@@ -206,6 +229,9 @@ def test_port_of_mars_page_shows_health_events_coins_points_and_the_meeting(tab)
     assert metric(tab, "dirty_cards") >= 0 and metric(tab, "trades_proposed") >= 0
     meeting = tab.locator("[data-text='meeting']").inner_text()
     assert "port health" in meeting.lower()
+    seats = tab.locator("[data-view='port-of-mars-seats']")
+    assert seats.get_attribute("data-agents") == "5" and seats.get_attribute("data-round") == "3"
+    assert tab.locator("[data-text='meeting-view']").inner_text() == meeting
     screenshot(tab, "port_of_mars")
     docs_image(tab, "dashboard_port_of_mars", rounds=7)
 
@@ -254,3 +280,26 @@ def test_a_failing_llm_call_is_an_error_on_the_page_not_a_dead_app(tab) -> None:
     step(tab, timeout_ms=LLM_ROUND_TIMEOUT_MS)  # the game goes on with the fallbacks
     assert not math.isnan(metric(tab, "cooperation_rate"))
     screenshot(tab, "public_goods_llm_failure")
+
+
+def test_narrow_layout_keeps_the_controls_in_a_drawer_with_a_menu_button(browser, dashboard_url) -> None:
+    """At 900 px the sidebar is a drawer: closed, its menu button (with an icon) brings the
+    controls back, and they still play the game."""
+    context = browser.new_context(viewport={"width": 900, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    tab.base_url = dashboard_url
+    try:
+        open_game(tab, "fishery")
+        step_button = tab.get_by_role("button", name="Step", exact=True)
+        menu = tab.locator(".v-app-bar__nav-icon")
+        assert menu.locator(".mdi-menu").count() == 1  # the drawer's button shows the menu icon
+        if step_button.is_visible():  # the drawer starts open over the page: close it
+            tab.mouse.click(850, 600)
+            step_button.wait_for(state="hidden")
+        menu.click()
+        step_button.wait_for(state="visible")
+        assert step(tab) == 1
+        screenshot(tab, "fishery_900px")
+    finally:
+        context.close()

@@ -11,6 +11,7 @@ import math
 import os
 import stat
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,7 @@ def test_a_blank_seed_draws_one_and_says_so() -> None:
 def test_a_bad_seed_leaves_a_stopped_model_with_the_error() -> None:
     m = model_for(PAGE_BY_PATH["fishery"], rng="abc")
     assert m.error is not None and "seed" in m.error and not m.running and m.game is None
+    assert m.seed_invalid and not m.seed_drawn  # the status says so, not a stand-in seed
     m.step()  # Step on a failed model does nothing (and does not raise)
     assert m.round == 0 and m.time == 0
 
@@ -197,6 +199,59 @@ def test_a_round_that_raises_stops_the_model_with_the_error() -> None:
     assert not m.running
     m.step()
     assert m.round == 1 and m.time == 2  # nothing more is played
+
+
+def test_a_tick_from_a_play_loop_that_was_paused_is_refused() -> None:
+    """Mesa's Play loop is a threaded Solara task; ❚❚ starts a new run of it.  A tick the old
+    run sends after that (it was asleep when the button was pressed) must not play a round."""
+    from solara.tasks import TaskThreaded
+
+    m = DashboardModel(page=fake_page(), rng=1)
+    m.shown(m.version)  # the page shows the start
+    asleep, wake, replaced = threading.Event(), threading.Event(), threading.Event()
+
+    def playing() -> None:
+        m.step()  # a tick while this run is current plays a round
+        asleep.set()
+        wake.wait(10)
+        m.step()  # the tick after ❚❚: refused
+
+    loop = TaskThreaded(playing, key="play-loop")
+    loop()
+    assert asleep.wait(10)
+    old = loop._current_thread
+    loop.function = replaced.set  # ❚❚: Mesa's loop task runs again (and returns at once)
+    loop()
+    assert replaced.wait(10)
+    wake.set()
+    old.join(10)
+    assert m.round == 1 and m.time == 1 and m.refused_ticks == 1
+    m.step()  # a Step pressed by hand (not from a task thread) still plays
+    assert m.round == 2 and m.refused_ticks == 1
+
+
+def test_a_play_tick_waits_until_the_page_has_shown_the_previous_round() -> None:
+    """Play never outruns the page: the next tick plays only once ``shown`` says the page
+    has rendered the last round (else Solara's render loop guard gives up on a busy page)."""
+    from solara.tasks import TaskThreaded
+
+    m = DashboardModel(page=fake_page(), rng=1)
+    m.shown(m.version)
+
+    def playing() -> None:
+        m.step()
+        m.step()  # waits for the page
+
+    loop = TaskThreaded(playing, key="play-loop")
+    loop()
+    deadline = time.monotonic() + 10
+    while not m._shown._waiters:  # the second tick is waiting (a condition, not a sleep)
+        assert time.monotonic() < deadline, "the second tick did not wait for the page"
+        time.sleep(0.01)
+    assert m.round == 1
+    m.shown(m.version)  # the page rendered round 1
+    loop._current_thread.join(10)
+    assert m.round == 2 and m.refused_ticks == 0
 
 
 UNREACHABLE = {"llm_provider": "openai", "llm_model": "nobody@http://127.0.0.1:9/v1"}
@@ -344,6 +399,95 @@ def test_every_chart_kind_renders_with_and_without_data() -> None:
     assert all(p.startswith(b"\x89PNG") and len(p) > 1000 for p in pngs)
 
 
+# -- Vega-Lite charts and agent views -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vega_lite() -> Any:
+    """A validator of Vega-Lite specs (the schema Altair ships)."""
+    import jsonschema
+    from altair.vegalite.v6.schema import load_schema
+
+    return jsonschema.Draft7Validator(load_schema())
+
+
+def assert_valid(validator: Any, spec: dict[str, Any]) -> None:
+    errors = [e.message[:200] for e in validator.iter_errors(spec)]
+    assert not errors, errors
+
+
+def test_every_chart_kind_is_a_valid_vega_lite_spec_with_and_without_data(vega_lite: Any) -> None:
+    from mesa_dilemmas.viz.dashboard import vega
+
+    specs = [
+        vega.line("l", [charts.Series("a", [1.0, 2.0, math.nan]), charts.Series("b", [3.0])],
+                  [charts.Ref("r", 2.0)], ylim=(0, 5)),
+        vega.line("l", []),
+        vega.bars("b", ["x", "y"], {"one": [1, 2], "two": [3, 4]}),
+        vega.bars("b", ["x", "y"], {"one": [1, 2]}, colors=["#111111", "#222222"]),
+        vega.bars("b", [], {}),
+        vega.stack("s", [charts.Series("a", [0.5, 0.6]), charts.Series("b", [0.5, 0.4])]),
+        vega.stack("s", []),
+        vega.actions("a", np.array([[True, False], [False, False]]), ["p0", "p1"]),
+        vega.actions("a", np.zeros((0, 2), dtype=bool), ["p0", "p1"]),
+    ]  # fmt: skip
+    for spec in specs:
+        assert_valid(vega_lite, spec)
+    line = specs[0]
+    assert [r["y"] for r in line["data"]["values"] if r["series"] == "a"] == [1.0, 2.0, None]  # a gap
+    assert line["layer"][2]["encoding"]["text"] == {"field": "label"}  # the reference line is labelled
+
+
+@pytest.mark.parametrize("path", ["fishery", "port_of_mars", "public_goods", "common_pool"])
+def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> None:
+    from mesa_dilemmas.viz.dashboard import agent_views as av
+
+    draw = {"fishery": av.fishery_chart, "port_of_mars": av.port_of_mars_chart}.get(path, av.binary_chart)
+    m = model_for(PAGE_BY_PATH[path])
+    for _ in range(3):
+        m.step()
+    spec, agents, caption = draw(m.game)
+    assert_valid(vega_lite, spec)
+    assert agents == len(list(m.game.agents))
+    if path == "fishery":
+        rows = av.fishery_villagers(m.game)
+        punished = sum(r["state"] == "punished this round" for r in rows)
+        assert punished == int((m.game.punished > 0).sum())
+        assert f"punished this round: {punished}" in caption and "shared norm" in caption
+    elif path == "port_of_mars":
+        seats, trades = av.port_of_mars_seats(m.game)
+        assert {s["role"] for s in seats} == set(m.game.roles)
+        assert len(trades) == sum(o.status == "accepted" for o in m.game.round_offers)
+    else:
+        rows = av.binary_players(m.game)
+        cooperated = int(m.game.actions[-1].sum())
+        assert sum(r["last action"] == "C" for r in rows) == cooperated
+        assert f"{cooperated} of {agents} cooperated" in caption
+        assert ("stock" in caption) == (path == "common_pool")
+
+
+@pytest.mark.parametrize("path", ["fishery", "common_pool", "port_of_mars"])
+def test_the_runs_data_exports_as_csv_and_parquet(path: str) -> None:
+    import io
+
+    import pandas as pd
+
+    from mesa_dilemmas.viz.dashboard.components import export_bytes, run_table
+
+    m = model_for(PAGE_BY_PATH[path])
+    for _ in range(3):
+        m.step()
+    table = run_table(m)
+    collected = m.game.datacollector.get_model_vars_dataframe()
+    assert table is not None and len(table) == len(collected) and (table["seed"] == m.seed).all()
+    csv = pd.read_csv(io.BytesIO(export_bytes(m, "csv")), index_col=0)
+    parquet = pd.read_parquet(io.BytesIO(export_bytes(m, "parquet")))
+    for back in (csv, parquet):
+        assert list(back.columns) == list(table.columns) and len(back) == len(table)
+    numeric = table.select_dtypes("number").columns
+    np.testing.assert_allclose(csv[numeric].to_numpy(float), table[numeric].to_numpy(float), equal_nan=True)
+
+
 # -- front-end assets and the command line -------------------------------------------
 
 
@@ -353,6 +497,15 @@ def test_the_assets_named_are_the_ones_solara_loads() -> None:
     assert any(p.startswith("requirejs@") for p in needed)
     assert any(p.startswith("font-awesome@") for p in needed)
     assert all("@" in p.lstrip("@") for p in needed)  # exact versions
+    # Mesa's component grid and Altair charts: the versions Solara's own widgets ask for
+    assert any(p.startswith("@widgetti/vue-grid-layout@") for p in needed)
+    assert {"vega@5", "vega-lite@5", "vega-embed@6"} <= set(needed)
+
+
+def test_the_front_end_is_vue_2_where_mesa_lays_out_its_components() -> None:
+    """Mesa's SolaraViz component grid is a Vue 2 component: ipyvue 3 leaves it blank."""
+    assert not assets.vue3()
+    assert "solara-vuetify-app@" in assets.required_packages()[0]
 
 
 def test_assets_are_unpacked_from_npm_tarballs(tmp_path: Path) -> None:
@@ -394,6 +547,18 @@ def test_dashboard_subcommand_and_its_environment(tmp_path: Path) -> None:
     bad.write_text("[llm]\ntemprature = 0.2\n")
     with pytest.raises(SystemExit, match="temprature"):
         server_env(parser.parse_args(["dashboard", "--llm-config", str(bad)]))
+
+
+def test_solaras_cookie_warning_is_silenced_on_loopback_only() -> None:
+    import subprocess
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    warn = "import warnings; warnings.warn('Cookies with samesite=none require https, but ...')"
+    for host, silent in (("127.0.0.1", True), ("0.0.0.0", False)):
+        env = server_env(parser.parse_args(["dashboard", "--host", host]))
+        out = subprocess.run([sys.executable, "-c", warn], env=env, capture_output=True, text=True)
+        assert ("samesite" not in out.stderr) == silent, (host, out.stderr)
 
 
 def test_the_subcommand_is_on_the_main_command_line_once_registered() -> None:

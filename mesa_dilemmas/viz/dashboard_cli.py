@@ -23,6 +23,11 @@ from pathlib import Path
 APP_MODULE = "mesa_dilemmas.viz.dashboard.app"
 
 
+#: addresses only this machine reaches (Solara's cookie warning is noise there)
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+SAMESITE_WARNING = "Cookies with samesite=none require https"
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -54,6 +59,12 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
 
     env = dict(os.environ)
     env.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")
+    if getattr(args, "host", "127.0.0.1") in LOOPBACK:
+        # Solara warns, once per browser session, that a session cookie served over plain http
+        # cannot be SameSite=None (which only matters when the page is embedded in an iframe
+        # on another site); on a loopback address that is noise
+        quiet = f"ignore:{SAMESITE_WARNING}"
+        env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), quiet]))
     if args.llm_config:
         path = Path(args.llm_config).expanduser().resolve()
         env[CONFIG_ENV] = str(path)

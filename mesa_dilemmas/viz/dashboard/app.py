@@ -8,7 +8,7 @@ import solara
 
 from mesa_dilemmas.dilemmas.registry import games
 from mesa_dilemmas.viz.dashboard import binary, evolution, fishery, generic, port_of_mars
-from mesa_dilemmas.viz.dashboard.components import CSS, GameScreen, Text
+from mesa_dilemmas.viz.dashboard.components import CSS, GameScreen, Text, navigation
 from mesa_dilemmas.viz.dashboard.runtime import GamePage
 
 PUBLIC_GOODS, COLLECTIVE_RISK, COMMON_POOL = binary.PAGES
@@ -26,6 +26,7 @@ PAGES: list[GamePage] = BUILTIN_PAGES + EXTRA_PAGES
 @solara.component
 def Home() -> None:
     solara.Style(CSS)
+    navigation()
     Text("mesa-dilemmas", tag="h2")
     Text(
         "Rule-based and LLM agents playing social dilemmas, live. Every page has the game's "
@@ -81,7 +82,7 @@ def _screen(page: GamePage) -> Any:
 
 
 routes = [
-    solara.Route(path="/", component=Home, label="games"),
+    solara.Route(path="/", component=Home, label="home"),
     *[
         solara.Route(path=page.path, component=component, label=page.path.replace("_", " "))
         for page, component in zip(

@@ -10,8 +10,11 @@ the server starts; the proxy then serves them and never goes online.
     python -m mesa_dilemmas.viz.dashboard.assets          # install what is missing
     python -m mesa_dilemmas.viz.dashboard.assets --check  # exit 1 if something is missing
 
-Which packages: read off the installed Solara (its page template), so a Solara
-upgrade that pins new versions asks for those.
+Which packages: read off the installed Solara (its page template, and the
+widgets the pages use: the draggable grid of Mesa's component area and the
+Vega-Lite chart of Altair components), so a Solara upgrade that pins new
+versions asks for those.  A version range in a widget's address (``vega@5``) is
+kept as the cache's directory name and filled with the newest matching release.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ FALLBACK = {
     "fontawesome": "font-awesome@4.5.0",
 }
 _PKG = re.compile(r"\{\{cdn\}\}/((?:@[\w.-]+/)?[\w.-]+@\d+\.\d+\.\d+[\w.+-]*)/")
+#: Solara widgets the pages load (Mesa's component grid; Altair charts) and what they fetch
+WIDGETS = ("gridlayout.vue", "vegalite.vue")
+#: used when a widget cannot be read (what Solara 1.64 loads)
+WIDGET_FALLBACK = ("@widgetti/vue-grid-layout@2.3.13-alpha.2", "vega@5", "vega-lite@5", "vega-embed@6")
+_WIDGET_PKG = re.compile(r"getCdn\(\)\}/((?:@[\w.-]+/)?[\w.-]+@\d[\w.+-]*)/")
 
 
 def vue3() -> bool:
@@ -60,7 +68,21 @@ def required_packages() -> list[str]:
         others.append(FALLBACK["requirejs"])
     fontawesome = server_settings.assets.fontawesome_path.strip("/").split("/")[0]
     others.append(fontawesome or FALLBACK["fontawesome"])
-    return list(dict.fromkeys([*apps, *others]))
+    return list(dict.fromkeys([*apps, *others, *widget_packages()]))
+
+
+def widget_packages() -> list[str]:
+    """What the Solara widgets of :data:`WIDGETS` load through the CDN proxy."""
+    import solara.widgets
+
+    folder = Path(solara.widgets.__file__).parent / "vue"
+    found: list[str] = []
+    try:
+        for name in WIDGETS:
+            found += _WIDGET_PKG.findall((folder / name).read_text())
+    except OSError:
+        return list(WIDGET_FALLBACK)
+    return list(dict.fromkeys(found)) or list(WIDGET_FALLBACK)
 
 
 def cache_dir() -> Path:

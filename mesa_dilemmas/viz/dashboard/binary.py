@@ -20,9 +20,14 @@ import solara
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.binary_game import BinaryDilemmaModel
 from mesa_dilemmas.viz.dashboard import controls as c
-from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series, actions_png, bar_png, line_png
+from mesa_dilemmas.viz.dashboard import vega
+from mesa_dilemmas.viz.dashboard.agent_views import BinaryPopulation
+from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+
+#: strategy colours: the palette without the green and red that mean C and D
+STRATEGY_COLORS = tuple(c for c in PALETTE if c not in ("#2ca02c", "#d62728"))
 
 #: reference strategies offered on every page, with the page's defaults (count each)
 STRATEGIES = ("all_c", "all_d", "tft(0.5)", "grim(0.34)", "rnd(0.5)", "ptft")
@@ -47,8 +52,9 @@ class BinaryView:
     capacity: float | None
     totals: list[float]  # total payoff per player
     actions: np.ndarray  # (rounds played, players) bool
-    welfare: tuple[float, float]  # min and max mean payoff per player per round
+    welfare: tuple[float, float]  # min and max mean payoff per player per round, over a whole game
     metrics: dict[str, Any]
+    threshold: int | None = None  # collective risk: cooperators needed for the benefit (m)
 
 
 def _game_params(game: str) -> dict[str, Any]:
@@ -154,6 +160,7 @@ def snapshot(model: BinaryDilemmaModel) -> BinaryView:
         totals=model.total_payoffs().tolist(),
         actions=np.array(model.actions, dtype=bool),
         welfare=model.rules.welfare_bounds(),
+        threshold=getattr(model.rules, "m", None),
         metrics=metrics,
     )
 
@@ -172,28 +179,38 @@ def Panels(view: BinaryView, model: DashboardModel) -> None:
     if "stock" in m:
         items.insert(3, Metric("stock", "stock", m["stock"]))
     Metrics(items)
+    BinaryPopulation(model)
     kinds = list(dict.fromkeys(view.players))
-    colors = [PALETTE[kinds.index(p) % len(PALETTE)] for p in view.players]
+    colors = [STRATEGY_COLORS[kinds.index(p) % len(STRATEGY_COLORS)] for p in view.players]
     labels = [f"{i}: {p}" for i, p in enumerate(view.players)]
     rounds = list(range(1, view.round + 1))
     low, high = view.welfare
+    average = list(np.cumsum(view.mean_payoff) / np.arange(1, len(view.mean_payoff) + 1))
+    n = len(view.players)
+    threshold = (
+        [Ref(f"threshold: {view.threshold} of {n} cooperate", view.threshold / n, "#9467bd")]
+        if view.threshold and n else []
+    )  # fmt: skip
     charts = [
-        ("cooperation_rate", lambda: line_png(
+        ("cooperation_rate", lambda: vega.line(
             "Cooperation rate per round", [Series("share cooperating", view.coop_rate, x=rounds)],
-            ylim=(-0.02, 1.02)), view.coop_rate),
-        ("mean_payoff", lambda: line_png(
-            "Mean payoff per round", [Series("mean payoff", view.mean_payoff, x=rounds)],
-            [Ref(f"minimum welfare {low:.2f}", low, "#d62728"),
-             Ref(f"maximum welfare {high:.2f}", high, "#2ca02c")], ylabel="payoff"), view.mean_payoff),
-        ("payoffs", lambda: bar_png(
+            threshold, ylim=(-0.02, 1.02)), view.coop_rate),
+        ("mean_payoff", lambda: vega.line(
+            "Mean payoff per round", [Series("mean payoff", view.mean_payoff, x=rounds),
+                                      Series("average so far", average, x=rounds, style="--")],
+            [Ref(f"worst average over a game {low:.2f}", low, "#d62728"),
+             Ref(f"best average over a game {high:.2f}", high, "#2ca02c")], ylabel="payoff",
+            subtitle="the references bound the average over all rounds; a single round can exceed them"),
+         view.mean_payoff),
+        ("payoffs", lambda: vega.bars(
             "Payoff distribution: total per player", labels, {"total payoff": view.totals},
             ylabel="payoff", colors=colors), view.totals),
-        ("actions", lambda: actions_png("Who cooperated", view.actions, labels),
+        ("actions", lambda: vega.actions("Who cooperated", view.actions, labels),
          view.coop_rate),
     ]  # fmt: skip
     if view.stock is not None:
         stock = view.stock
-        charts.insert(1, ("stock", lambda: line_png(
+        charts.insert(1, ("stock", lambda: vega.line(
             "Stock (start of each round)", [Series("stock", stock)],
             [Ref(f"capacity {view.capacity:g}", view.capacity or 0.0, "#999999", ":")],
             ylabel="resource"), stock))  # fmt: skip

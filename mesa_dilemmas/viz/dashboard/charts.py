@@ -1,9 +1,9 @@
-"""The dashboard's charts as PNG bytes: plain matplotlib, no Solara, no pyplot.
+"""The charts' data types (:class:`Series`, :class:`Ref`) and the charts as PNG bytes.
 
-Why PNG rather than an interactive chart widget: the images need no front-end
-library (the dashboard works offline with only Solara's own files), render the
-same in every browser and in screenshots, and a ``Figure`` per call is safe in
-the worker threads that finish LLM rounds (pyplot's global state is not).
+The pages draw their charts in the browser from Vega-Lite specs (:mod:`.vega`):
+six matplotlib PNGs per round took ~0.3 s and capped Play at a few rounds per
+second.  The PNG functions (plain matplotlib, a ``Figure`` per call, safe in
+worker threads) remain for uses without a browser; no page uses them now.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ from mesa_dilemmas.scenarios.cultural_evolution import (
     genes_of,
 )
 from mesa_dilemmas.viz.dashboard import controls as c
-from mesa_dilemmas.viz.dashboard.charts import Ref, Series, bar_png, line_png, stack_png
+from mesa_dilemmas.viz.dashboard import vega
+from mesa_dilemmas.viz.dashboard.charts import Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
@@ -126,18 +127,18 @@ def Panels(view: EvolutionView, model: DashboardModel) -> None:
     generations = list(range(1, view.generation + 1))
     shares = [Series(g, s, x=generations) for g, s in zip(view.genes, view.shares, strict=True)]
     charts = [
-        ("gene_shares", lambda: stack_png("Gene shares over generations", shares, ylabel="share"),
+        ("gene_shares", lambda: vega.stack("Gene shares over generations", shares, ylabel="share"),
          view.shares[lead] if view.shares else []),
-        ("gene_lines", lambda: line_png(
+        ("gene_lines", lambda: vega.line(
             "Gene shares and the winning threshold", shares,
             [Ref(f"threshold {view.threshold:g}", view.threshold, "#d62728")],
             xlabel="generation", ylim=(-0.02, 1.02)), view.shares[lead] if view.shares else []),
-        ("mean_payoff", lambda: line_png(
+        ("mean_payoff", lambda: vega.line(
             "Mean payoff per generation", [Series("mean payoff", view.mean_payoff, x=generations)],
             [Ref(f"minimum welfare {low:.2f}", low, "#d62728"),
              Ref(f"maximum welfare {high:.2f}", high, "#2ca02c")],
             xlabel="generation", ylabel="payoff per round"), view.mean_payoff),
-        ("current_shares", lambda: bar_png(
+        ("current_shares", lambda: vega.bars(
             "The population now", view.genes, {"share": view.current}, ylabel="share"),
          view.current),
     ]  # fmt: skip

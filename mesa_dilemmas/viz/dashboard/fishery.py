@@ -13,7 +13,9 @@ import solara
 from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery import FisheryModel
 from mesa_dilemmas.viz.dashboard import controls as c
-from mesa_dilemmas.viz.dashboard.charts import Ref, Series, line_png
+from mesa_dilemmas.viz.dashboard import vega
+from mesa_dilemmas.viz.dashboard.agent_views import FisheryLake
+from mesa_dilemmas.viz.dashboard.charts import Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics, Table, Text, fmt
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
@@ -129,13 +131,14 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
     alive = sum(v.alive for v in view.villagers)
     kinds = Counter(v.disposition for v in view.villagers)
     llm = sum(v.kind == "LLM" for v in view.villagers)
-    population = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + (f"; {llm} LLM" if llm else "")
+    population = f"{len(view.villagers)}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    population += f" (of whom {llm} LLM)" if llm else ""
     Metrics([
         Metric("population", "villagers", population),
         Metric("round", "round", view.round),
         Metric("stock", "lake stock", _last(s["stock"])),
         Metric("total_harvest", "harvest this round", _last(s["total_harvest"])),
-        Metric("efficiency", "efficiency so far", _last(s["efficiency"])),
+        Metric("efficiency", "efficiency so far (mean catch ÷ sustainable optimum)", _last(s["efficiency"])),
         Metric("compliance", "compliance", _last(s["compliance"])),
         Metric("mean_effort", "mean effort", _last(s["mean_effort"])),
         Metric("alive", "alive", alive),
@@ -145,30 +148,41 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
         Metric("norm_alignment", "norm alignment", _last(s["norm_alignment"])),
         Metric("collapsed", "collapsed", view.collapsed),
     ])
+    if view.collapsed:
+        with solara.Div(attributes={"data-banner": "collapse"}):
+            solara.Error(
+                f"The lake collapsed in round {view.survival_time}: the stock fell to the collapse "
+                f"threshold {fmt(view.collapse_threshold)} or a villager starved."
+            )
+    FisheryLake(model)
+    def per_round(label: str, key: str) -> Series:
+        """What happens during a round starts at round 1 (round 0 is the start, nothing fished)."""
+        return Series(label, s[key][1:], x=range(1, len(s[key])))
+
     charts = [
-        ("stock", lambda: line_png(
+        ("stock", lambda: vega.line(
             "Lake stock", [Series("stock", s["stock"])],
             [Ref(f"collapse threshold {fmt(view.collapse_threshold)}", view.collapse_threshold, "#d62728"),
              Ref(f"capacity {fmt(view.capacity)}", view.capacity, "#999999", ":")],
             ylabel="fish", ylim=(0, view.capacity * 1.05)), s["stock"]),
-        ("total_harvest", lambda: line_png(
-            "Total harvest vs sustainable optimum", [Series("total harvest", s["total_harvest"])],
+        ("total_harvest", lambda: vega.line(
+            "Total harvest vs sustainable optimum", [per_round("total harvest", "total_harvest")],
             [Ref(f"optimum H_opt = {fmt(view.h_opt)}", view.h_opt, "#2ca02c")], ylabel="fish"),
-         s["total_harvest"]),
-        ("compliance", lambda: line_png(
+         s["total_harvest"][1:]),
+        ("compliance", lambda: vega.line(
             "Compliance and mean effort",
-            [Series("compliance (harvest within the norm)", s["compliance"]),
-             Series("mean effort", s["mean_effort"])], ylim=(-0.02, 1.02)), s["compliance"]),
-        ("punishments", lambda: line_png(
+            [per_round("compliance (harvest within the norm)", "compliance"),
+             per_round("mean effort", "mean_effort")], ylim=(-0.02, 1.02)), s["compliance"][1:]),
+        ("punishments", lambda: vega.line(
             "Sanctions and deaths",
-            [Series("sanctions per round", s["punishments"]), Series("deaths (total)", s["deaths"])],
-            ylabel="count"), s["punishments"]),
-        ("norm_similarity", lambda: line_png(
+            [per_round("sanctions per round", "punishments"), per_round("deaths (total)", "deaths")],
+            ylabel="count"), s["punishments"][1:]),
+        ("norm_similarity", lambda: vega.line(
             "Personal norms: similarity and alignment",
             [Series("similarity (mean pairwise cosine)", s["norm_similarity"]),
              Series("alignment (cosine with the mean)", s["norm_alignment"])], ylim=(-0.02, 1.02)),
          s["norm_similarity"]),
-        ("group_norm", lambda: line_png(
+        ("group_norm", lambda: vega.line(
             "Group norm: the shared harvest cap", [Series("cap G", s["group_norm"])], ylabel="fish"),
          s["group_norm"]),
     ]  # fmt: skip

@@ -17,7 +17,8 @@ import solara
 from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.registry import game_model
 from mesa_dilemmas.viz.dashboard import controls as c
-from mesa_dilemmas.viz.dashboard.charts import Series, line_png
+from mesa_dilemmas.viz.dashboard import vega
+from mesa_dilemmas.viz.dashboard.charts import Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
@@ -72,7 +73,7 @@ def Panels(view: GenericView, model: DashboardModel) -> None:
         ]
     )
     charts = [
-        (k, lambda k=k, v=v: line_png(k.replace("_", " "), [Series(k, v)]), v)
+        (k, lambda k=k, v=v: vega.line(k.replace("_", " "), [Series(k, v)]), v)
         for k, v in view.series.items()
     ]
     ChartGrid(charts, model.token)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import solara
-from mesa.visualization.utils import update_counter
 
 from mesa_dilemmas.viz.dashboard.components import Metric, Metrics, Pre, Table, Text, fmt
 from mesa_dilemmas.viz.dashboard.llm_run import Transcript
@@ -73,9 +72,10 @@ def TranscriptCard(t: Transcript, label: str) -> None:
 
 
 @solara.component
-def LLMPanel(model: DashboardModel) -> None:
-    """Accounting, failures and the filterable transcript of the page's LLM agents."""
-    update_counter.get()
+def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
+    """Accounting, failures and the filterable transcript of the page's LLM agents (re-rendered
+    with ``ModelView``, its parent, on every Step and live tick: ``tick`` is Mesa's update
+    counter, whose change makes this component re-render)."""
     agent_filter, set_agent_filter = solara.use_state(ALL)
     text_filter, set_text_filter = solara.use_state("")
     errors_only, set_errors_only = solara.use_state(False)

@@ -11,7 +11,9 @@ from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
 from mesa_dilemmas.dilemmas.port_of_mars_cards import ROLES
 from mesa_dilemmas.dilemmas.port_of_mars_trade import TRADE_KINDS
 from mesa_dilemmas.viz.dashboard import controls as c
-from mesa_dilemmas.viz.dashboard.charts import Ref, Series, bar_png, line_png
+from mesa_dilemmas.viz.dashboard import vega
+from mesa_dilemmas.viz.dashboard.agent_views import PortOfMarsSeats
+from mesa_dilemmas.viz.dashboard.charts import Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics, Pre, Table, Text
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
@@ -141,29 +143,30 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
         Metric("trades_accepted", "trades", sum(view.trades_accepted.values())),
         Metric("status", "port", status),
     ])
+    PortOfMarsSeats(model)
     roles = [p.role for p in view.players]
     names = {p.role: f"{p.role} ({p.label})" for p in view.players}
     rounds = list(range(1, view.round + 1))
     charts = [
-        ("port_health", lambda: line_png(
+        ("port_health", lambda: vega.line(
             "Port health", [Series("port health", view.health)],
             [Ref(f"below {view.two_events_below}: two events", view.two_events_below, "#ff7f0e"),
              Ref(f"below {view.three_events_below}: three events", view.three_events_below, "#d62728")],
             ylim=(0, 102)), view.health),
-        ("health_coins", lambda: line_png(
+        ("health_coins", lambda: vega.line(
             "Coins to port health per player and round",
             [Series(names[r], view.coins_by_role[r], x=rounds) for r in roles], ylabel="coins"),
          view.coins_by_role[roles[0]] if roles else []),
-        ("points", lambda: line_png(
+        ("points", lambda: vega.line(
             "Points per player", [Series(names[r], view.points_by_role[r]) for r in roles],
             ylabel="points"),
          view.points_by_role[roles[0]] if roles else []),
-        ("dirty", lambda: bar_png(
+        ("dirty", lambda: vega.bars(
             "Dirty accomplishments bought, and chances to", roles,
             {"bought": [p.dirty_cards for p in view.players],
              "chances (purchase phases with one in hand)": [p.dirty_opportunities for p in view.players]}),
          view.dirty_total),
-        ("trades", lambda: bar_png(
+        ("trades", lambda: vega.bars(
             "Trade offers by type", list(TRADE_KINDS),
             {"proposed": [view.trades_proposed.get(k, 0) for k in TRADE_KINDS],
              "accepted": [view.trades_accepted.get(k, 0) for k in TRADE_KINDS]}),

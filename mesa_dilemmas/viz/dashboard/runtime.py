@@ -16,6 +16,14 @@ being one, for four reasons:
 * **panels never read a game mid-round** -- after every round the worker builds a
   plain-data *snapshot* (the page's ``snapshot`` function) and swaps it in; panels
   only ever read that;
+* **pause means pause** -- Mesa's Play loop sleeps between ticks and then steps
+  even when ❚❚ was pressed during the sleep (its Step branch); a tick from a Play
+  loop that Solara has already replaced (:func:`play_tick`) is refused, so once
+  the button shows ▶ no further round lands;
+* **Play never outruns the page** -- a Play tick waits until the page has shown
+  the previous round (:meth:`DashboardModel.shown`).  Otherwise, at Mesa's
+  shortest interval, the loop changes state faster than another render (a click
+  on ❚❚, a slider) can finish, and Solara gives up with "Too many renders";
 * **the seed box** -- Mesa 3.5.1's seed input returns a string (and on Reset also
   hands over a ``Scenario``): :func:`coerce_seed` turns it into an int, a blank box
   into a fresh random seed that the page then shows, so any run can be repeated.
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import sys
 import threading
 import time
 import traceback
@@ -61,6 +70,31 @@ def coerce_seed(value: Any) -> int | None:
     if not math.isfinite(number) or number != int(number) or number < 0:
         raise ValueError(f"seed: {value!r} is not a whole number >= 0")
     return int(number)
+
+
+def play_tick() -> str | None:
+    """Whether the caller is a tick of Mesa's Play loop: ``"current"``, ``"stale"`` or ``None``.
+
+    Mesa's Play loop is a threaded Solara task with the play state as dependency:
+    pressing ❚❚ starts a new run of the task (which returns at once), so the old
+    loop's thread stops being current (``Task.is_current()``, the test Solara itself
+    uses before a thread may still update state).  A tick that the old loop sends
+    after its sleep -- Mesa steps then whatever the button says -- is stale.  Calls
+    from anywhere else (the Step button, a script) are not ticks."""
+    from solara.tasks import TaskThreaded
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, TaskThreaded):
+            return "current" if owner.is_current() else "stale"
+        frame = frame.f_back
+    return None
+
+
+def stale_play_tick() -> bool:
+    """True for a tick of a Play loop that ❚❚ has already replaced (see :func:`play_tick`)."""
+    return play_tick() == "stale"
 
 
 @dataclass(frozen=True)
@@ -122,7 +156,9 @@ class DashboardModel(mesa.Model):
             seed = coerce_seed(rng if rng is not None else getattr(scenario, "rng", None))
         except ValueError as exc:
             seed, error = None, str(exc)
-        self.seed_drawn = seed is None
+        #: the seed box held no seed (blank: one was drawn) -- but not when its text was invalid
+        self.seed_drawn = seed is None and error is None
+        self.seed_invalid = error is not None
         self.seed: int = secrets.randbelow(2**31) if seed is None else seed
         super().__init__(rng=self.seed)
         self.page = page
@@ -140,6 +176,11 @@ class DashboardModel(mesa.Model):
         #: the broker's per-agent, per-kind decision counts as of the last finished round
         self.decision_stats: list[dict[str, Any]] = []
         self.uid = secrets.token_hex(4)
+        #: Play ticks refused because ❚❚ had been pressed (see ``play_tick``)
+        self.refused_ticks = 0
+        #: the last snapshot version the page has rendered (see ``shown``)
+        self.shown_version = 0
+        self._shown = threading.Condition()
         self._round = 0
         self.closed = False
         self._lock = threading.Lock()
@@ -196,7 +237,24 @@ class DashboardModel(mesa.Model):
     def game_running(self) -> bool:
         return self.game is not None and self.error is None and bool(self.game.running)
 
+    def shown(self, version: int) -> None:
+        """The page calls this once it has rendered snapshot ``version`` (a Play tick waits for it)."""
+        with self._shown:
+            self.shown_version = max(self.shown_version, version)
+            self._shown.notify_all()
+
+    #: how long a Play tick waits for the page to show the previous round
+    SHOWN_TIMEOUT_S = 5.0
+
     def _step_if_ready(self) -> None:
+        tick = play_tick()
+        if tick == "current":
+            with self._shown:
+                self._shown.wait_for(lambda: self.shown_version >= self.version, self.SHOWN_TIMEOUT_S)
+            tick = play_tick()  # ❚❚ may have been pressed meanwhile
+        if tick == "stale":
+            self.refused_ticks += 1
+            return
         if self.closed or self.busy or not self.game_running:
             self.running = self.busy or self.game_running
             return

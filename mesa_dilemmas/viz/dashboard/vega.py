@@ -1,0 +1,215 @@
+"""The dashboard's charts as Vega-Lite specs: drawn in the browser, with hover values.
+
+The specs are plain dicts written here rather than built with Altair: Altair's
+objects validate and deep-copy on every call (~0.2 s for one small layered
+chart), which would cap a page at a few rounds per second; a dict costs well
+under a millisecond.  Solara's ``VegaLite`` widget (the one ``FigureAltair``
+uses) draws them with the Vega files the asset prefetch installs.
+
+The functions mirror :mod:`.charts` (the matplotlib PNG versions, which no page
+uses any more): :func:`line`, :func:`bars`, :func:`stack`,
+:func:`actions`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series
+
+Spec = dict[str, Any]
+WIDTH, HEIGHT = "container", 210
+SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
+
+
+def _num(value: Any) -> float | None:
+    """JSON-safe number (NaN and None are gaps)."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def _base(title: str, subtitle: str = "") -> Spec:
+    return {
+        "$schema": SCHEMA,
+        "title": {"text": title, **({"subtitle": subtitle} if subtitle else {}), "fontSize": 13},
+        "width": WIDTH,
+        "height": HEIGHT,
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "config": {"legend": {"orient": "bottom", "labelFontSize": 11, "symbolSize": 60, "labelLimit": 320},
+                   "axis": {"labelFontSize": 10, "titleFontSize": 11}, "view": {"stroke": None}},
+    }  # fmt: skip
+
+
+def empty(title: str, text: str = "no rounds played yet") -> Spec:
+    return {
+        **_base(title),
+        "data": {"values": [{"text": text}]},
+        "mark": {"type": "text", "color": "#888888", "fontSize": 13},
+        "encoding": {"text": {"field": "text"}},
+    }
+
+
+def line(
+    title: str,
+    series: Sequence[Series],
+    refs: Sequence[Ref] = (),
+    *,
+    ylabel: str = "",
+    xlabel: str = "round",
+    ylim: tuple[float | None, float | None] | None = None,
+    subtitle: str = "",
+) -> Spec:
+    """Lines over rounds (hover: the values of every series at that round) and labelled
+    horizontal reference lines; the legend sits below the plot, never over the data."""
+    rows, names, colors = [], [], []
+    for i, s in enumerate(series):
+        x = list(s.x) if s.x is not None else list(range(len(s.y)))
+        rows += [
+            {"x": _num(a), "y": _num(b), "series": s.label} for a, b in zip(x, s.y, strict=False)
+        ]
+        names.append(s.label)
+        colors.append(s.color or PALETTE[i % len(PALETTE)])
+    if not rows:
+        return empty(title)
+    y: Spec = {"field": "y", "type": "quantitative", "title": ylabel}
+    if ylim is not None and None not in ylim:
+        y["scale"] = {"domain": list(ylim), "clamp": True}
+    elif refs:  # keep the reference lines in view
+        y["scale"] = {"zero": False}
+    few = len(rows) <= 12 * max(1, len(names))
+    rounds = sorted({r["x"] for r in rows if r["x"] is not None})
+    x_axis: Spec = {"format": "d", "tickMinStep": 1}
+    if len(rounds) <= 15:  # whole rounds only (Vega would also label 0.5, 1.5, ... as 0, 1, ...)
+        x_axis["values"] = rounds
+    layers: list[Spec] = [{
+        "mark": {"type": "line", "point": few, "strokeWidth": 2},
+        "encoding": {
+            "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": x_axis},
+            "y": y,
+            "color": {"field": "series", "type": "nominal", "title": None,
+                      "scale": {"domain": names, "range": colors},
+                      "legend": None if len(names) < 2 else {"orient": "bottom", "columns": min(len(names), 3)}},
+            "tooltip": [{"field": "series", "title": "series"}, {"field": "x", "title": xlabel},
+                        {"field": "y", "title": ylabel or "value", "format": ".4~g"}],
+        },
+    }]  # fmt: skip
+    if refs:
+        ref_rows = [{"y": r.y, "label": r.label, "color": r.color} for r in refs]
+        layers.append({
+            "data": {"values": ref_rows},
+            "mark": {"type": "rule", "strokeDash": [5, 4], "strokeWidth": 1.2},
+            "encoding": {"y": {"field": "y", "type": "quantitative"},
+                         "color": {"field": "color", "type": "nominal", "scale": None},
+                         "tooltip": [{"field": "label", "title": "reference"}]},
+        })  # fmt: skip
+        layers.append({
+            "data": {"values": ref_rows},
+            "mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 3, "dy": -2,
+                     "fontSize": 10},
+            "encoding": {"y": {"field": "y", "type": "quantitative"}, "x": {"value": 0},
+                         "text": {"field": "label"},
+                         "color": {"field": "color", "type": "nominal", "scale": None}},
+        })  # fmt: skip
+    return {**_base(title, subtitle), "data": {"values": rows}, "layer": layers,
+            "resolve": {"scale": {"color": "independent"}}}  # fmt: skip
+
+
+def bars(
+    title: str,
+    labels: Sequence[str],
+    groups: dict[str, Sequence[float]],
+    *,
+    ylabel: str = "",
+    colors: Sequence[str] | None = None,
+) -> Spec:
+    """Grouped bars: one group per label, one bar per entry of ``groups`` (hover: the value)."""
+    if not labels or not groups:
+        return empty(title, "nothing to show yet")
+    rows = [
+        {"label": str(label), "group": name, "value": _num(v), "i": i}
+        for name, values in groups.items()
+        for i, (label, v) in enumerate(zip(labels, values, strict=False))
+    ]
+    single = len(groups) == 1
+    if single and colors is not None:
+        color: Spec = {"field": "label", "type": "nominal", "legend": None,
+                       "scale": {"domain": [str(x) for x in labels], "range": list(colors)}}  # fmt: skip
+    else:
+        color = {"field": "group", "type": "nominal", "title": None,
+                 "scale": {"range": list(PALETTE)}, "legend": None if single else {}}  # fmt: skip
+    return {
+        **_base(title),
+        "data": {"values": rows},
+        "mark": {"type": "bar"},
+        "encoding": {
+            "x": {"field": "label", "type": "nominal", "title": None, "sort": None,
+                  "axis": {"labelAngle": -20 if len(labels) > 6 else 0}},
+            "xOffset": {"field": "group", "type": "nominal"},
+            "y": {"field": "value", "type": "quantitative", "title": ylabel},
+            "color": color,
+            "tooltip": [{"field": "label", "title": "of"}, {"field": "group", "title": "what"},
+                        {"field": "value", "format": ".4~g"}],
+        },
+    }  # fmt: skip
+
+
+def stack(
+    title: str, series: Sequence[Series], *, ylabel: str = "", xlabel: str = "generation"
+) -> Spec:
+    """Stacked areas of shares that add up to 1 (gene frequencies)."""
+    if not series or not len(series[0].y):
+        return empty(title, "no generations played yet")
+    names = [s.label for s in series]
+    colors = [s.color or PALETTE[i % len(PALETTE)] for i, s in enumerate(series)]
+    rows = []
+    for s in series:
+        x = list(s.x) if s.x is not None else list(range(len(s.y)))
+        rows += [
+            {"x": _num(a), "share": _num(b), "series": s.label}
+            for a, b in zip(x, s.y, strict=False)
+        ]
+    return {
+        **_base(title),
+        "data": {"values": rows},
+        "mark": {"type": "area", "opacity": 0.85},
+        "encoding": {
+            "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": {"format": "d"}},
+            "y": {"field": "share", "type": "quantitative", "stack": "zero", "title": ylabel,
+                  "scale": {"domain": [0, 1]}},
+            "color": {"field": "series", "type": "nominal", "title": None,
+                      "scale": {"domain": names, "range": colors}},
+            "order": {"field": "series"},
+            "tooltip": [{"field": "series"}, {"field": "x", "title": xlabel},
+                        {"field": "share", "format": ".3f"}],
+        },
+    }  # fmt: skip
+
+
+def actions(title: str, matrix: np.ndarray, player_labels: Sequence[str]) -> Spec:
+    """Who cooperated when: players (rows) x rounds (columns), C green, D red."""
+    if matrix.size == 0:
+        return empty(title)
+    rows = [
+        {"round": t + 1, "player": player_labels[i], "action": "C" if matrix[t, i] else "D"}
+        for t in range(matrix.shape[0])
+        for i in range(matrix.shape[1])
+    ]
+    return {
+        **_base(title),
+        "data": {"values": rows},
+        "mark": {"type": "rect"},
+        "encoding": {
+            "x": {"field": "round", "type": "ordinal", "title": "round",
+                  "axis": {"labelOverlap": True, "labelAngle": 0}},
+            "y": {"field": "player", "type": "nominal", "title": None, "sort": list(player_labels)},
+            "color": {"field": "action", "type": "nominal", "title": None,
+                      "scale": {"domain": ["C", "D"], "range": ["#2ca02c", "#d62728"]}},
+            "tooltip": [{"field": "player"}, {"field": "round"}, {"field": "action"}],
+        },
+    }  # fmt: skip

@@ -1,0 +1,14 @@
+"""A plain user page, as a Mesa user writes one: ``SolaraViz`` with Mesa's own plot component
+and this package's fishery view beside it (the example of ``docs/dashboard.md``).
+
+Served by the browser tests (``solara run tests/dashboard_user_page.py``) to check that
+Mesa's standard component area works in this package's environment.
+"""
+
+from mesa.visualization import SolaraViz, make_plot_component
+
+from mesa_dilemmas.dilemmas.fishery import FisheryModel
+from mesa_dilemmas.viz.dashboard.agent_views import FisheryLake
+
+model = FisheryModel(rng=42)
+page = SolaraViz(model, components=[make_plot_component("stock"), FisheryLake], name="my fishery")
