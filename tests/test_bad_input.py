@@ -154,7 +154,7 @@ def test_empty_strategy_set(tmp_path):
         'name = "empty"\nsource = "nobody"\nattitude = "collective"\n'
     )
     assert_rejected(tmp_path, ["public_goods/self_play", "--set", f'options.collective_set="{empty}"'],
-                    "options: strategy set 'empty' has no strategies")  # fmt: skip
+                    "has no strategies: no Strategy subclass")  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -215,7 +215,7 @@ def test_pledges_are_bounded_by_each_players_coins():
     from mesa_dilemmas.dilemmas.port_of_mars_meeting import meeting_spec
 
     m = scripted_model(meeting=True)
-    m.round = 1
+    m.time = 1
     m.phase_new_round()
     spec = meeting_spec(m)
     assert {sub.high for sub in spec.fields["pledges"].fields.values()} == {10}
@@ -589,7 +589,7 @@ def test_rule_players_respond_to_what_they_are_told_about_leadership(
     from mesa_dilemmas.agents.port_of_mars_players import PortOfMarsRulePolicy
 
     m = PortOfMarsModel(rng=3, leadership=variant, leader_seat=1, meeting=True)
-    m.round = 1
+    m.time = 1
     m.phase_new_round()
     policy = PortOfMarsRulePolicy()
     policy.bind(m.seats[1])

@@ -106,7 +106,7 @@ def test_the_player_is_told_the_game(decisions):
 def test_leadership_changes_what_each_player_is_told():
     def told(variant: str, seat: int) -> str:
         m = PortOfMarsModel(rng=1, leadership=variant, leader_seat=2)
-        m.round = 1
+        m.time = 1
         m.phase_new_round()
         return m.player_texts(seat, m.observe(seat))["briefing"]
 

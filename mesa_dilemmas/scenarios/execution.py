@@ -114,8 +114,7 @@ def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
 
     if ray.is_initialized():
         return False
-    env = {k: v for k, v in os.environ.items() if k.startswith("MESA_DILEMMAS_")}
-    env["PYTHONPATH"] = os.pathsep.join(_python_path())
+    env = _task_env()
     if settings.address:
         ray.init(address=settings.address, log_to_driver=False, runtime_env={"env_vars": env})
         return True
@@ -128,6 +127,14 @@ def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
         runtime_env={"env_vars": env},
     )
     return True
+
+
+def _task_env() -> dict[str, str]:
+    """What a worker must share with the driver: the run's settings (the LLM session, the gate,
+    the cache directory) and the import roots."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("MESA_DILEMMAS_")}
+    env["PYTHONPATH"] = os.pathsep.join(_python_path())
+    return env
 
 
 def _python_path() -> list[str]:
@@ -209,6 +216,10 @@ def _ray_map(
     from ray.exceptions import RayError, RayTaskError
 
     remote = ray.remote(num_cpus=1, max_retries=_current.max_retries, retry_exceptions=False)(_call)
+    # per task too, so a Ray that was started before this run (by the caller) gets them as well
+    # (the run's variables only: the import path stays the one the Ray job was started with)
+    run_vars = {k: v for k, v in _task_env().items() if k != "PYTHONPATH"}
+    remote = remote.options(runtime_env={"env_vars": run_vars})
     fn_ref = ray.put(fn)
     refs = {remote.remote(fn_ref, tasks[i]): i for i in order}
     pending = list(refs)
