@@ -29,7 +29,9 @@ def ray_startup_seconds(workers: int) -> float:
     import ray
 
     started = time.perf_counter()
-    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(
+        num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False
+    )
     ray.get(ray.remote(lambda: 1).remote())
     ray.shutdown()
     return time.perf_counter() - started
@@ -37,7 +39,9 @@ def ray_startup_seconds(workers: int) -> float:
 
 def bench(name: str, overrides: list[str], root: Path) -> None:
     print(f"\n{name} ({' '.join(overrides)})")
-    print(f"{'backend':>8} {'workers':>7} {'runs':>6} {'wall s':>8} {'runs/s':>8} {'warm s':>8} {'vs local':>9}")
+    print(
+        f"{'backend':>8} {'workers':>7} {'runs':>6} {'wall s':>8} {'runs/s':>8} {'warm s':>8} {'vs local':>9}"
+    )
     frames, walls = {}, {}
     for backend, workers in CONFIGS:
         out = root / f"{name.replace('/', '-')}-{backend}-{workers}"

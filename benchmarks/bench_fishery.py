@@ -42,13 +42,17 @@ def sweep(processes: int, replications: int, out: Path) -> tuple[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--replications", type=int, default=20, help="runs per cell (the scenario uses 100)")
+    parser.add_argument(
+        "--replications", type=int, default=20, help="runs per cell (the scenario uses 100)"
+    )
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
 
     per_round = single_model_cost()
-    print(f"one FisheryModel (10 villagers): {per_round * 1e3:.3f} ms per round "
-          f"({1 / per_round:,.0f} rounds/s)")
+    print(
+        f"one FisheryModel (10 villagers): {per_round * 1e3:.3f} ms per round "
+        f"({1 / per_round:,.0f} rounds/s)"
+    )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for p in args.processes:
@@ -56,10 +60,14 @@ def main() -> None:
             results[p] = (steps, wall)
     base_steps, base_wall = results[args.processes[0]]
     print(f"\nfishery/beta_growth_sweep, 63 cells x {args.replications} replications")
-    print(f"{'processes':>9} {'runs':>6} {'steps':>9} {'wall s':>8} {'steps/s':>10} {'speed-up':>9}")
+    print(
+        f"{'processes':>9} {'runs':>6} {'steps':>9} {'wall s':>8} {'steps/s':>10} {'speed-up':>9}"
+    )
     runs = 63 * args.replications
     for p, (steps, wall) in results.items():
-        print(f"{p:>9} {runs:>6} {steps:>9} {wall:>8.1f} {steps / wall:>10,.0f} {base_wall / wall:>8.2f}x")
+        print(
+            f"{p:>9} {runs:>6} {steps:>9} {wall:>8.1f} {steps / wall:>10,.0f} {base_wall / wall:>8.2f}x"
+        )
 
 
 if __name__ == "__main__":

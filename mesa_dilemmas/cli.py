@@ -50,10 +50,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     overall = outcome.summary.get("overall", {})
     shown = ", ".join(
-        f"{k}={v['mean']:.3g}±{v['sem']:.2g}" for k, v in list(overall.items())[:4]
+        f"{k}={v['mean']:.3g}±{v['sem']:.2g}"
+        for k, v in list(overall.items())[:4]
         if isinstance(v.get("mean"), float | int) and isinstance(v.get("sem"), float | int)
     )
-    print(f"{outcome.summary.get('n_runs', 0)} runs in {outcome.wall_time:.1f}s -> {outcome.out_dir}")
+    print(
+        f"{outcome.summary.get('n_runs', 0)} runs in {outcome.wall_time:.1f}s -> {outcome.out_dir}"
+    )
     if shown:
         print(f"overall: {shown}")
     if args.figures:
@@ -82,20 +85,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_scenarios)
 
     p = sub.add_parser("run", help="run a bundled scenario or a TOML file")
-    p.add_argument("scenario", help="bundled name (e.g. fishery/punishment_shock) or path to a .toml")
+    p.add_argument(
+        "scenario", help="bundled name (e.g. fishery/punishment_shock) or path to a .toml"
+    )
     p.add_argument("--out", help="run directory (default runs/<scenario>-<timestamp>)")
-    p.add_argument("--processes", type=int, help="worker processes for the sweep (at most the CPU cores)")
-    p.add_argument("--force-processes", action="store_true",
-                   help="start --processes workers even when that is more than the CPU cores")
+    p.add_argument(
+        "--processes", type=int, help="worker processes for the sweep (at most the CPU cores)"
+    )
+    p.add_argument(
+        "--force-processes",
+        action="store_true",
+        help="start --processes workers even when that is more than the CPU cores",
+    )
     p.add_argument("--yes", action="store_true", help="start a very large run without asking")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="override a field: beta=12, replications=10, grid.growth_rate=[0.2,0.6]")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a field: beta=12, replications=10, grid.growth_rate=[0.2,0.6]",
+    )
     p.add_argument("--resume", metavar="DIR", help="continue a killed run in DIR")
     p.add_argument("--backend", choices=("local", "ray"),
                    help="where tasks run: a local process pool (default) or Ray")  # fmt: skip
     p.add_argument("--address", metavar="ADDR",
                    help="a Ray cluster to join ('auto', 'ray://head:10001'); default: a local instance")  # fmt: skip
-    p.add_argument("--figures", action="store_true", help="render the scenario's figures afterwards")
+    p.add_argument(
+        "--figures", action="store_true", help="render the scenario's figures afterwards"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 

@@ -62,16 +62,13 @@ def require_assets() -> None:
     if not assets.missing():
         return
     if shutil.which("npm") is None:
-        unavailable("Solara's front-end files are missing and npm is not installed (apt-get install -y npm)")
+        unavailable(
+            "Solara's front-end files are missing and npm is not installed (apt-get install -y npm)"
+        )
     assets.install(quiet=True)
 
 
-
-
-def free_port() -> int:
-    from mesa_dilemmas.viz.dashboard_cli import free_port as pick
-
-    return pick()
+from llm_fixtures import free_port  # noqa: E402, F401 - one port picker for every test server
 
 
 @pytest.fixture(scope="module", name="dashboard_url")
@@ -180,7 +177,10 @@ def chart(tab: Any, key: str) -> tuple[int, float]:
     """(points, latest value) of a chart's caption."""
     el = tab.locator(f"[data-chart='{key}']")
     last = el.get_attribute("data-last")
-    return int(el.get_attribute("data-points") or 0), float(last) if last not in (None, "nan") else float("nan")
+    return int(el.get_attribute("data-points") or 0), float(last) if last not in (
+        None,
+        "nan",
+    ) else float("nan")
 
 
 def table_rows(tab: Any, key: str) -> int:

@@ -16,8 +16,13 @@ SMALL = ["--set", "replications=3", "--set", "max_steps=20", "--no-progress"]
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mesa_dilemmas", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "mesa_dilemmas", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 def test_scenarios_lists_bundled_with_descriptions(capsys):
@@ -33,12 +38,24 @@ def test_scenarios_lists_bundled_with_descriptions(capsys):
     [
         ('game = "fishery"\n[params]\nbetta = 3\n', "params.betta: unknown key; allowed:"),
         ('game = "fishery"\nreplications = "ten"\n', "replications:"),
-        ('game = "fishery"\n[params]\ngrowth_rate = 5.0\n', "params.growth_rate: Input should be less than or equal to 2"),
-        ('game = "fishery"\n[grid]\npenalty = [2.0, -1.0]\n', "grid.penalty: Input should be greater than or equal to 0"),
+        (
+            'game = "fishery"\n[params]\ngrowth_rate = 5.0\n',
+            "params.growth_rate: Input should be less than or equal to 2",
+        ),
+        (
+            'game = "fishery"\n[grid]\npenalty = [2.0, -1.0]\n',
+            "grid.penalty: Input should be greater than or equal to 0",
+        ),
         ('game = "fishery"\nreplicates = 3\n', "replicates: unknown key; allowed:"),
         ('game = "tennis"\n', "game: unknown game 'tennis'; allowed:"),
-        ('game = "fishery"\n[params]\npopulation = "aliens"\n', "params.population: Input should be 'general' or 'typed'"),
-        ('game = "fishery"\n[options]\nchunks = 2\n', "options.chunks: unknown key; allowed: replications_per_chunk"),
+        (
+            'game = "fishery"\n[params]\npopulation = "aliens"\n',
+            "params.population: Input should be 'general' or 'typed'",
+        ),
+        (
+            'game = "fishery"\n[options]\nchunks = 2\n',
+            "options.chunks: unknown key; allowed: replications_per_chunk",
+        ),
     ],
 )
 def test_invalid_config_fails_fast_with_one_line_naming_the_field(tmp_path, toml, field):
@@ -53,7 +70,10 @@ def test_invalid_config_fails_fast_with_one_line_naming_the_field(tmp_path, toml
 
 
 def test_bad_override_and_missing_scenario(tmp_path, capsys):
-    assert main(["run", "fishery/punishment_shock", "--set", "penalty", "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(["run", "fishery/punishment_shock", "--set", "penalty", "--out", str(tmp_path / "x")])
+        == 2
+    )
     assert "expected key=value" in capsys.readouterr().err
     assert main(["run", "fishery/nope", "--out", str(tmp_path / "y")]) == 2
     assert "no such bundled scenario" in capsys.readouterr().err
@@ -64,16 +84,28 @@ def test_run_writes_the_run_directory(tmp_path):
     out = tmp_path / "run"
     result = cli("run", "fishery/punishment_shock", "--out", str(out), *SMALL, "--figures")
     assert result.returncode == 0, result.stderr
-    for name in ("config.toml", "runs.parquet", "steps.parquet", "summary.json", "manifest.json",
-                 "punishment_shock.png"):
+    for name in (
+        "config.toml",
+        "runs.parquet",
+        "steps.parquet",
+        "summary.json",
+        "manifest.json",
+        "punishment_shock.png",
+    ):
         assert (out / name).exists(), name
     runs = pd.read_parquet(out / "runs.parquet")
     assert len(runs) == 3 * 4 and runs["RunId"].tolist() == list(range(12))
-    assert {"seed", "penalty", "punishment_off_at", "survival_time", "efficiency"} <= set(runs.columns)
+    assert {"seed", "penalty", "punishment_off_at", "survival_time", "efficiency"} <= set(
+        runs.columns
+    )
     steps = pd.read_parquet(out / "steps.parquet")
-    assert steps.groupby("RunId")["Step"].max().eq(20).all()  # stop_at_collapse=false: every run is 20 steps
+    assert (
+        steps.groupby("RunId")["Step"].max().eq(20).all()
+    )  # stop_at_collapse=false: every run is 20 steps
     summary = json.loads((out / "summary.json").read_text())
-    assert len(summary["groups"]) == 4 and summary["groups"][0]["metrics"]["survival_time"]["n"] == 3
+    assert (
+        len(summary["groups"]) == 4 and summary["groups"][0]["metrics"]["survival_time"]["n"] == 3
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert len(manifest["seeds"]) == 3 and manifest["versions"]["mesa"].startswith("3.")
     config = (out / "config.toml").read_text()
@@ -95,20 +127,43 @@ def test_same_seed_same_runs_any_process_count(tmp_path):
 
 def test_refuses_to_overwrite_and_resumes_chunks(tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["run", "fishery/altruism", "--out", str(out), *SMALL, "--set", "options.replications_per_chunk=1"]
+    args = [
+        "run",
+        "fishery/altruism",
+        "--out",
+        str(out),
+        *SMALL,
+        "--set",
+        "options.replications_per_chunk=1",
+    ]
     assert main(args) == 0
     first = pd.read_parquet(out / "runs.parquet")
     assert main(args) == 2 and "not empty" in capsys.readouterr().err
     (out / "partial" / "chunk_00002.parquet").unlink()  # as if killed during the last chunk
-    assert main(["run", "fishery/altruism", "--resume", str(out), *SMALL[:-1],
-                 "--set", "options.replications_per_chunk=1", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "fishery/altruism",
+                "--resume",
+                str(out),
+                *SMALL[:-1],
+                "--set",
+                "options.replications_per_chunk=1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     pd.testing.assert_frame_equal(first, pd.read_parquet(out / "runs.parquet"))
 
 
 def test_user_toml_file_runs(tmp_path):
     scenario = tmp_path / "mine.toml"
-    scenario.write_text('description = "mine"\ngame = "fishery"\nreplications = 2\nmax_steps = 5\n'
-                        '[params]\nn_agents = 6\n[grid]\ngrowth_rate = [0.3, 0.5]\n')
+    scenario.write_text(
+        'description = "mine"\ngame = "fishery"\nreplications = 2\nmax_steps = 5\n'
+        "[params]\nn_agents = 6\n[grid]\ngrowth_rate = [0.3, 0.5]\n"
+    )
     assert main(["run", str(scenario), "--out", str(tmp_path / "o"), "--no-progress"]) == 0
     runs = pd.read_parquet(tmp_path / "o" / "runs.parquet")
     assert sorted(runs["growth_rate"].unique()) == [0.3, 0.5] and len(runs) == 4

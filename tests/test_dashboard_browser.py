@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from dashboard_fixtures import (  # noqa: E402, F401
+from dashboard_fixtures import (  # noqa: F401
     LLM_ROUND_TIMEOUT_MS,
     browser_fixture,
     chart,
@@ -246,7 +242,9 @@ def test_llm_players_on_the_local_model_without_freezing_the_page(tab) -> None:
     tab.get_by_role("button", name="Step").click()
     tab.wait_for_selector("[data-status='playing']")  # the round runs in the background...
     type_into(tab, "search prompts and answers", "zzz-no-such-text")
-    tab.wait_for_selector("[data-filter='zzz-no-such-text']", state="attached")  # ...the server answers
+    tab.wait_for_selector(
+        "[data-filter='zzz-no-such-text']", state="attached"
+    )  # ...the server answers
     assert status(tab)[0] == "playing", "the round ended before the page could be used"
     tab.wait_for_selector("[data-status='ready'][data-round='1']", timeout=LLM_ROUND_TIMEOUT_MS)
     assert tab.locator("[data-transcripts]").get_attribute("data-transcripts") == "0"
@@ -282,7 +280,9 @@ def test_a_failing_llm_call_is_an_error_on_the_page_not_a_dead_app(tab) -> None:
     screenshot(tab, "public_goods_llm_failure")
 
 
-def test_narrow_layout_keeps_the_controls_in_a_drawer_with_a_menu_button(browser, dashboard_url) -> None:
+def test_narrow_layout_keeps_the_controls_in_a_drawer_with_a_menu_button(
+    browser, dashboard_url
+) -> None:
     """At 900 px the sidebar is a drawer: closed, its menu button (with an icon) brings the
     controls back, and they still play the game."""
     context = browser.new_context(viewport={"width": 900, "height": 1000})

@@ -133,7 +133,9 @@ def test_selects_and_checkboxes_follow_the_annotations() -> None:
         c.slider(FisheryModel, "population")
 
 
-@pytest.mark.parametrize(("path", "cls"), [("fishery", FisheryModel), ("port_of_mars", PortOfMarsModel)])
+@pytest.mark.parametrize(
+    ("path", "cls"), [("fishery", FisheryModel), ("port_of_mars", PortOfMarsModel)]
+)
 def test_every_slider_end_and_default_is_a_value_the_game_accepts(path: str, cls: type) -> None:
     schema = params_model(cls)
     for name, spec in PAGE_BY_PATH[path].controls().items():
@@ -257,7 +259,9 @@ def test_a_play_tick_waits_until_the_page_has_shown_the_previous_round() -> None
 UNREACHABLE = {"llm_provider": "openai", "llm_model": "nobody@http://127.0.0.1:9/v1"}
 
 
-def test_llm_rounds_run_in_the_background_and_steps_meanwhile_are_ignored(isolated_llm: Path) -> None:
+def test_llm_rounds_run_in_the_background_and_steps_meanwhile_are_ignored(
+    isolated_llm: Path,
+) -> None:
     m = DashboardModel(page=fake_page(llm_agents=1, delay=2.0), rng=1, **UNREACHABLE)
     assert m.error is None and m.llm is not None
     start = time.monotonic()
@@ -288,7 +292,6 @@ def test_llm_pages_play_on_when_every_call_fails(
     """A provider whose every call fails (HTTP 500): every LLM decision falls back, the round
     completes, the record and the panel's data say what failed.  (An endpoint that cannot be
     reached at all stops the game instead: see the test below.)"""
-    sys.path.insert(0, str(Path(__file__).parent))
     from llm_servers.wire import Faults, WireServer
 
     config = isolated_llm / "llm.toml"
@@ -319,13 +322,17 @@ def test_an_unreachable_provider_stops_the_game_with_its_reason(
     m.close()
 
 
-def test_a_missing_api_key_is_an_error_on_the_page(isolated_llm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_api_key_is_an_error_on_the_page(
+    isolated_llm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     m = DashboardModel(page=fake_page(llm_agents=1), rng=1, llm_provider="anthropic")
     assert m.error and "ANTHROPIC_API_KEY" in m.error and m.game is None
 
 
-def test_llm_choice_makes_the_spec_and_layers_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_llm_choice_makes_the_spec_and_layers_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert LLMChoice().spec == "local"
     assert LLMChoice(provider="openai", model="gpt-4o").spec == "openai:gpt-4o"
     config = tmp_path / "llm.toml"
@@ -343,7 +350,12 @@ def test_the_llm_record_gives_the_latest_prompt_and_answer_per_agent(isolated_ll
 
     def call(agent: int | None, kind: str, answer: str | None, error: str | None = None) -> None:
         ctx = CallContext(kind=kind, agent_id=agent, round=1)
-        request = {"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": f"ask {kind}"}]}
+        request = {
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": f"ask {kind}"},
+            ]
+        }
         response = None if answer is None else ChatResponse(text=answer, tokens_in=10, tokens_out=2)
         rec.record_call(ctx, key=f"{agent}{kind}", label="openai:m", source="provider", request=request,
                         response=response, latency_s=0.1, cost_usd=0.5, error=error)  # fmt: skip
@@ -355,7 +367,11 @@ def test_the_llm_record_gives_the_latest_prompt_and_answer_per_agent(isolated_ll
     call(None, "g.meeting", None, error="context overflow")
     call(5, "g.first", "C")
     transcripts = run.transcripts()
-    assert [(t.agent, t.kind) for t in transcripts] == [(3, "g.second"), (5, "g.first"), (None, "g.meeting")]
+    assert [(t.agent, t.kind) for t in transcripts] == [
+        (3, "g.second"),
+        (5, "g.first"),
+        (None, "g.meeting"),
+    ]
     assert transcripts[0].prompt == [("system", "sys"), ("user", "ask g.second")]
     assert transcripts[0].answer == '{"answer": "D"}' and transcripts[2].error == "context overflow"
     summary = run.summary()
@@ -434,15 +450,23 @@ def test_every_chart_kind_is_a_valid_vega_lite_spec_with_and_without_data(vega_l
     for spec in specs:
         assert_valid(vega_lite, spec)
     line = specs[0]
-    assert [r["y"] for r in line["data"]["values"] if r["series"] == "a"] == [1.0, 2.0, None]  # a gap
-    assert line["layer"][2]["encoding"]["text"] == {"field": "label"}  # the reference line is labelled
+    assert [r["y"] for r in line["data"]["values"] if r["series"] == "a"] == [
+        1.0,
+        2.0,
+        None,
+    ]  # a gap
+    assert line["layer"][2]["encoding"]["text"] == {
+        "field": "label"
+    }  # the reference line is labelled
 
 
 @pytest.mark.parametrize("path", ["fishery", "port_of_mars", "public_goods", "common_pool"])
 def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> None:
     from mesa_dilemmas.viz.dashboard import agent_views as av
 
-    draw = {"fishery": av.fishery_chart, "port_of_mars": av.port_of_mars_chart}.get(path, av.binary_chart)
+    draw = {"fishery": av.fishery_chart, "port_of_mars": av.port_of_mars_chart}.get(
+        path, av.binary_chart
+    )
     m = model_for(PAGE_BY_PATH[path])
     for _ in range(3):
         m.step()
@@ -485,7 +509,9 @@ def test_the_runs_data_exports_as_csv_and_parquet(path: str) -> None:
     for back in (csv, parquet):
         assert list(back.columns) == list(table.columns) and len(back) == len(table)
     numeric = table.select_dtypes("number").columns
-    np.testing.assert_allclose(csv[numeric].to_numpy(float), table[numeric].to_numpy(float), equal_nan=True)
+    np.testing.assert_allclose(
+        csv[numeric].to_numpy(float), table[numeric].to_numpy(float), equal_nan=True
+    )
 
 
 # -- front-end assets and the command line -------------------------------------------
@@ -539,7 +565,9 @@ def test_dashboard_subcommand_and_its_environment(tmp_path: Path) -> None:
     assert (args.port, args.host, args.func.__name__) == (8765, "127.0.0.1", "cmd_dashboard")
     good = tmp_path / "good.toml"
     good.write_text("[llm]\ntemperature = 0.2\n")
-    env = server_env(parser.parse_args(["dashboard", "--llm-config", str(good), "--record-dir", "rec"]))
+    env = server_env(
+        parser.parse_args(["dashboard", "--llm-config", str(good), "--record-dir", "rec"])
+    )
     assert env["MESA_DILEMMAS_DASHBOARD_LLM_CONFIG"] == str(good.resolve())
     assert env["MESA_DILEMMAS_DASHBOARD_RECORD_DIR"] == str(Path("rec").resolve())
     assert "SOLARA_TELEMETRY_MIXPANEL_ENABLE" in env  # off unless the user set it
@@ -565,6 +593,8 @@ def test_the_subcommand_is_on_the_main_command_line_once_registered() -> None:
     from mesa_dilemmas import cli
 
     if "mesa_dilemmas.viz.dashboard_cli" not in cli.COMMAND_MODULES:
-        pytest.skip("mesa_dilemmas.viz.dashboard_cli is not in mesa_dilemmas.cli.COMMAND_MODULES yet")
+        pytest.skip(
+            "mesa_dilemmas.viz.dashboard_cli is not in mesa_dilemmas.cli.COMMAND_MODULES yet"
+        )
     args = cli.build_parser().parse_args(["dashboard", "--port", "9000"])
     assert (args.port, args.host, args.func.__name__) == (9000, "127.0.0.1", "cmd_dashboard")

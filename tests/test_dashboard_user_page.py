@@ -17,10 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from dashboard_fixtures import (  # noqa: E402, F401
+from dashboard_fixtures import (  # noqa: F401
     LAUNCH_ARGS,
     VIEWPORT,
     browser_fixture,
@@ -29,7 +26,7 @@ from dashboard_fixtures import (  # noqa: E402, F401
     require_browser,
     screenshot,
 )
-from llm_fixtures import wait_http  # noqa: E402
+from llm_fixtures import wait_http
 
 USER_PAGE = Path(__file__).parent / "dashboard_user_page.py"
 

@@ -46,9 +46,19 @@ def test_choice_spec_is_case_insensitive_but_exact_otherwise():
 
 
 def test_text_struct_and_list_specs():
-    offer = StructSpec({"give": ChoiceSpec(("science", "finance")), "amount": NumberSpec(1, 5, integer=True),
-                        "note": TextSpec(max_chars=20)}, optional=frozenset({"note"}))
-    assert offer.validate({"give": "science", "amount": 2}) == {"give": "science", "amount": 2, "note": None}
+    offer = StructSpec(
+        {
+            "give": ChoiceSpec(("science", "finance")),
+            "amount": NumberSpec(1, 5, integer=True),
+            "note": TextSpec(max_chars=20),
+        },
+        optional=frozenset({"note"}),
+    )
+    assert offer.validate({"give": "science", "amount": 2}) == {
+        "give": "science",
+        "amount": 2,
+        "note": None,
+    }
     with pytest.raises(InvalidAnswer, match="amount"):
         offer.validate({"give": "science", "amount": 9})
     with pytest.raises(InvalidAnswer, match="unknown fields"):
@@ -69,9 +79,12 @@ class _Toy(DilemmaModel):
         self.answers = []
 
     def phase_act(self):
-        self.answers = self.ask_all([
-            Decision("toy.move", ChoiceSpec(("C", "D")), {}, a, self.round, fallback="D") for a in self.players
-        ])
+        self.answers = self.ask_all(
+            [
+                Decision("toy.move", ChoiceSpec(("C", "D")), {}, a, self.round, fallback="D")
+                for a in self.players
+            ]
+        )
 
 
 class _Rule(RulePolicy):

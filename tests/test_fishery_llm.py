@@ -45,8 +45,16 @@ class Scripted(Policy):
 
 
 def lake(n_llm: int = 4, n: int = 4, **params) -> tuple[FisheryModel, list[Scripted]]:
-    model = FisheryModel(n_agents=n, llm_agents=n_llm, llm="replay", population="typed",
-                         altruism_ratio=0.5, stop_at_collapse=False, **params, rng=7)
+    model = FisheryModel(
+        n_agents=n,
+        llm_agents=n_llm,
+        llm="replay",
+        population="typed",
+        altruism_ratio=0.5,
+        stop_at_collapse=False,
+        **params,
+        rng=7,
+    )
     scripts = []
     for v in model.villagers:
         if model.language[v.slot]:
@@ -84,8 +92,13 @@ def test_prompts_carry_every_observation_field_and_no_payoff_formula():
         for text in prompts_of(scripts, kind):
             assert "eat 1.0 units of fish per day" in text
             assert "Your personal strategy:" in text and "Shared community policy:" in text
-            assert all(re.search(rf"villager {v.unique_id}(?: \(you\))?: fishing effort", text)
-                       for v in model.villagers) or kind == "norms"
+            assert (
+                all(
+                    re.search(rf"villager {v.unique_id}(?: \(you\))?: fishing effort", text)
+                    for v in model.villagers
+                )
+                or kind == "norms"
+            )
             assert re.search(r"total payoff -?\d", text)
             low = text.lower()
             assert not any(leak in low for leak in LEAKS), [leak for leak in LEAKS if leak in low]
@@ -96,7 +109,10 @@ def test_prompts_carry_every_observation_field_and_no_payoff_formula():
     # social learning in the norm update sees a sampled few peers (3 of the other 3 here)
     assert all(len(re.findall(r"- villager \d+:", t)) == 3 for t in prompts_of(scripts, "norms"))
     # after round 1 the winning proposal is the shared policy, verbatim
-    assert 'Shared community policy: "Everyone should fish with effort 0.5 at most."' in prompts_of(scripts, "effort")[-1]
+    assert (
+        'Shared community policy: "Everyone should fish with effort 0.5 at most."'
+        in prompts_of(scripts, "effort")[-1]
+    )
 
 
 def test_osl_has_no_shared_policy_and_no_vote():
@@ -104,8 +120,12 @@ def test_osl_has_no_shared_policy_and_no_vote():
     model.step()
     model.step()
     kinds = Counter(d.kind for s in scripts for d in s.asked)
-    assert kinds["fishery.vote"] == 0 and kinds["fishery.norms"] == 8  # personal update still happens
-    for text in prompts_of(scripts, "effort") + prompts_of(scripts, "punish") + prompts_of(scripts, "norms"):
+    assert (
+        kinds["fishery.vote"] == 0 and kinds["fishery.norms"] == 8
+    )  # personal update still happens
+    for text in (
+        prompts_of(scripts, "effort") + prompts_of(scripts, "punish") + prompts_of(scripts, "norms")
+    ):
         assert "Shared community policy" not in text and "community policy" not in text
         assert "villager" in text and "fishing effort" in text  # peers still observed
 
@@ -126,16 +146,22 @@ def test_ogd_sees_no_peer_outcomes_but_votes():
     assert "Shared community policy" in prompts_of(scripts, "effort")[0]
 
 
-@pytest.mark.parametrize(("social_learning", "group_decision"),
-                         [(True, True), (True, False), (False, True), (False, False)],
-                         ids=["Full", "OSL", "OGD", "Neither"])
+@pytest.mark.parametrize(
+    ("social_learning", "group_decision"),
+    [(True, True), (True, False), (False, True), (False, False)],
+    ids=["Full", "OSL", "OGD", "Neither"],
+)
 def test_each_condition_removes_exactly_its_channel(social_learning, group_decision):
     """Every prompt says which villager is "you"; the effort, punish and norm-update prompts always
     show the villager's own recent outcome; peers' outcomes appear iff social learning is on, the
     shared policy iff the group decision is on."""
     model, scripts = lake(social_learning=social_learning, group_decision=group_decision)
-    for s, text in zip(scripts, ["Fish less.", "Fish more.", "Fish less.", "Fish more."], strict=True):
-        s.community = text  # two distinct proposals, so a vote is held when there is a group decision
+    for s, text in zip(
+        scripts, ["Fish less.", "Fish more.", "Fish less.", "Fish more."], strict=True
+    ):
+        s.community = (
+            text  # two distinct proposals, so a vote is held when there is a group decision
+        )
     model.step()
     model.step()
     kinds = {"effort", "punish", "norms"} | ({"vote"} if group_decision else set())
@@ -149,10 +175,14 @@ def test_each_condition_removes_exactly_its_channel(social_learning, group_decis
             assert ("Shared community policy" in text) == group_decision, kind
             if kind == "vote":
                 continue
-            own = re.findall(rf"- villager {me} \(you\): fishing effort (\S+), total payoff (\S+)", text)
+            own = re.findall(
+                rf"- villager {me} \(you\): fishing effort (\S+), total payoff (\S+)", text
+            )
             assert len(own) == 1, (kind, text)  # one's own recent outcome, always, exactly once
             assert float(own[0][0]) == pytest.approx(d.observation["own_effort"], abs=0.005)
-            peers = {int(x) for x in re.findall(r"- villager (\d+):", text)}  # rows not marked (you)
+            peers = {
+                int(x) for x in re.findall(r"- villager (\d+):", text)
+            }  # rows not marked (you)
             assert bool(peers) == social_learning, (kind, peers)
             assert me not in peers
 
@@ -185,7 +215,10 @@ def test_unanimous_proposal_needs_no_vote_and_sets_a_stated_cap():
         s.community = "Nobody should catch more than 4 fish a day."
     model.step()
     assert not any(d.kind == "fishery.vote" for s in scripts for d in s.asked)
-    assert model.shared_policy == "Nobody should catch more than 4 fish a day." and model.group_norm == 4.0
+    assert (
+        model.shared_policy == "Nobody should catch more than 4 fish a day."
+        and model.group_norm == 4.0
+    )
 
 
 def test_at_most_four_calls_per_llm_villager_per_round():
@@ -198,7 +231,11 @@ def test_at_most_four_calls_per_llm_villager_per_round():
     for s in scripts:
         per_round = Counter(d.step for d in s.asked)
         assert max(per_round.values()) <= 4 and set(Counter(d.kind for d in s.asked)) == {
-            "fishery.effort", "fishery.punish", "fishery.norms", "fishery.vote"}
+            "fishery.effort",
+            "fishery.punish",
+            "fishery.norms",
+            "fishery.vote",
+        }
 
 
 def test_rule_and_llm_villagers_share_a_lake():
@@ -209,7 +246,9 @@ def test_rule_and_llm_villagers_share_a_lake():
     kinds = Counter(d.kind for s in scripts for d in s.asked)
     assert kinds["fishery.effort"] == 8 and kinds["fishery.norms"] == 8
     # rule villagers propose their caps as sentences in a text society, and vote
-    assert any("fish per day" in p for _, p in model.norm_history) or model.norm_history[-1][1].startswith("Everyone")
+    assert any("fish per day" in p for _, p in model.norm_history) or model.norm_history[-1][
+        1
+    ].startswith("Everyone")
     assert np.isfinite(model.stock)
 
 
@@ -224,10 +263,16 @@ def test_rule_and_llm_villagers_share_a_lake():
         ("punish", "<answer>Villager 3</answer>", "3"),
         ("punish", "<answer>none</answer>", "none"),
         ("punish", "<answer>9</answer>", InvalidAnswer),
-        ("norms", '<answer>{"personal": "Fish less.", "community": "All fish less."}</answer>',
-         {"personal": "Fish less.", "community": "All fish less."}),
-        ("norms", "<answer><personal>Fish less.</personal><community>All fish less.</community></answer>",
-         {"personal": "Fish less.", "community": "All fish less."}),
+        (
+            "norms",
+            '<answer>{"personal": "Fish less.", "community": "All fish less."}</answer>',
+            {"personal": "Fish less.", "community": "All fish less."},
+        ),
+        (
+            "norms",
+            "<answer><personal>Fish less.</personal><community>All fish less.</community></answer>",
+            {"personal": "Fish less.", "community": "All fish less."},
+        ),
         ("norms", "<answer>Personal: fish less</answer>", InvalidAnswer),
         ("vote", "<answer>Fish less.</answer>", "Fish less."),
         ("vote", "<answer>something else</answer>", InvalidAnswer),
@@ -236,8 +281,12 @@ def test_rule_and_llm_villagers_share_a_lake():
 def test_parsing_each_decisions_answers(kind, reply, expected):
     from mesa_dilemmas.agents.decisions import ChoiceSpec, NumberSpec
 
-    spec = {"effort": NumberSpec(0.0, 1.0), "punish": ChoiceSpec(("3", "5", "none")), "norms": NORMS,
-            "vote": ChoiceSpec(("Fish less.", "Fish more."))}[kind]
+    spec = {
+        "effort": NumberSpec(0.0, 1.0),
+        "punish": ChoiceSpec(("3", "5", "none")),
+        "norms": NORMS,
+        "vote": ChoiceSpec(("Fish less.", "Fish more.")),
+    }[kind]
     if expected is InvalidAnswer:
         with pytest.raises(InvalidAnswer):
             parse_tags(reply, spec)
@@ -246,8 +295,18 @@ def test_parsing_each_decisions_answers(kind, reply, expected):
 
 
 def test_govsim_preset_dynamics():
-    m = FisheryModel(n_agents=5, capacity=100, regrowth="doubling", catchability=0.2, consumption=0.0,
-                     punishment=False, collapse_threshold=5, social_learning=False, group_decision=False, rng=1)
+    m = FisheryModel(
+        n_agents=5,
+        capacity=100,
+        regrowth="doubling",
+        catchability=0.2,
+        consumption=0.0,
+        punishment=False,
+        collapse_threshold=5,
+        social_learning=False,
+        group_decision=False,
+        rng=1,
+    )
     for v in m.villagers:
         m.strategy_effort[v.slot] = 0.5  # everyone takes 10% of the stock: 50 in all
     m.step()

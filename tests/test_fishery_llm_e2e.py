@@ -19,15 +19,29 @@ from llm_fixtures import needs_local
 
 pytestmark = [needs_local, pytest.mark.slow]
 
-SMALL = ["--no-progress", "--set", "replications=1", "--set", "max_steps=2",
-         "--set", "params.n_agents=3", "--set", "params.llm_agents=3"]
+SMALL = [
+    "--no-progress",
+    "--set",
+    "replications=1",
+    "--set",
+    "max_steps=2",
+    "--set",
+    "params.n_agents=3",
+    "--set",
+    "params.llm_agents=3",
+]
 
 
 def cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**__import__("os").environ, "MESA_DILEMMAS_CACHE_DIR": str(cache)}
     env.pop("MESA_DILEMMAS_LLM_RUN", None)
-    return subprocess.run([sys.executable, "-m", "mesa_dilemmas", *args], capture_output=True, text=True,
-                          env=env, timeout=1200)
+    return subprocess.run(
+        [sys.executable, "-m", "mesa_dilemmas", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +49,19 @@ def society(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("society")
     cache = root / "cache"
     out = root / "run"
-    result = cli("run", "fishery/llm_societies", "--out", str(out), *SMALL,
-                 "--set", "grid.growth_rate=[0.6]", "--set", "grid.altruism_ratio=[1.0]", "--figures", cache=cache)
+    result = cli(
+        "run",
+        "fishery/llm_societies",
+        "--out",
+        str(out),
+        *SMALL,
+        "--set",
+        "grid.growth_rate=[0.6]",
+        "--set",
+        "grid.altruism_ratio=[1.0]",
+        "--figures",
+        cache=cache,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return out, cache
 
@@ -65,8 +90,20 @@ def test_society_runs_on_the_local_model_and_reports_its_cost(society):
 def test_recorded_society_replays_with_zero_calls_and_identical_runs(society, tmp_path):
     out, cache = society
     again = tmp_path / "replay"
-    result = cli("run", "fishery/llm_societies", "--out", str(again), *SMALL, "--set", "grid.growth_rate=[0.6]",
-                 "--set", "grid.altruism_ratio=[1.0]", "--set", 'grid.llm=["replay:local"]', cache=cache)
+    result = cli(
+        "run",
+        "fishery/llm_societies",
+        "--out",
+        str(again),
+        *SMALL,
+        "--set",
+        "grid.growth_rate=[0.6]",
+        "--set",
+        "grid.altruism_ratio=[1.0]",
+        "--set",
+        'grid.llm=["replay:local"]',
+        cache=cache,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((again / "summary.json").read_text())["llm"]["provider_calls"] == 0
     a = pd.read_parquet(out / "runs.parquet").drop(columns=["llm"])
@@ -84,11 +121,27 @@ def test_analyse_norms_on_the_recorded_society(society):
 
 def test_ablation_runs_osl_and_ogd_on_the_local_model(tmp_path):
     out = tmp_path / "ablation"
-    result = cli("run", "fishery/llm_ablation", "--out", str(out), *SMALL,
-                 "--set", "params.n_agents=2", "--set", "params.llm_agents=2",
-                 "--set", "grid.growth_rate=[0.2]", "--set", "grid.altruism_ratio=[0.0]",
-                 "--set", "grid.social_learning=[true, false]", "--set", "grid.group_decision=[false]",
-                 "--figures", cache=tmp_path / "cache")
+    result = cli(
+        "run",
+        "fishery/llm_ablation",
+        "--out",
+        str(out),
+        *SMALL,
+        "--set",
+        "params.n_agents=2",
+        "--set",
+        "params.llm_agents=2",
+        "--set",
+        "grid.growth_rate=[0.2]",
+        "--set",
+        "grid.altruism_ratio=[0.0]",
+        "--set",
+        "grid.social_learning=[true, false]",
+        "--set",
+        "grid.group_decision=[false]",
+        "--figures",
+        cache=tmp_path / "cache",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     decisions = pd.read_parquet(out / "llm_decisions.parquet")
     assert "fishery.vote" not in set(decisions["kind"])  # no group decision: no vote in either cell

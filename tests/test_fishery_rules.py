@@ -23,8 +23,18 @@ def scripted(model: FisheryModel, **answers) -> None:
 
 
 def test_harvest_is_alpha_effort_stock_and_stock_regrows_logistically():
-    m = FisheryModel(n_agents=4, capacity=300, growth_rate=0.5, catchability=0.05, consumption=1.0,
-                     initial_stock=1.0, initial_wealth=20.0, social_learning=False, group_decision=False, rng=1)
+    m = FisheryModel(
+        n_agents=4,
+        capacity=300,
+        growth_rate=0.5,
+        catchability=0.05,
+        consumption=1.0,
+        initial_stock=1.0,
+        initial_wealth=20.0,
+        social_learning=False,
+        group_decision=False,
+        rng=1,
+    )
     scripted(m, **{"fishery.effort": 0.5, "fishery.punish": "none"})
     m.step()
     # h = 0.05 * 0.5 * 300 = 7.5 each, 30 in all; R+ = 270; R = 270 + 0.5 * 270 * (1 - 270/300) = 283.5
@@ -38,9 +48,18 @@ def test_harvest_is_alpha_effort_stock_and_stock_regrows_logistically():
 
 
 def test_regrowth_is_capped_at_capacity_and_zero_stays_zero():
-    m = FisheryModel(n_agents=2, capacity=100, growth_rate=2.0, catchability=0.01, initial_stock=0.5, rng=1)
-    scripted(m, **{"fishery.effort": 0.0, "fishery.punish": "none", "fishery.imitate": "keep",
-                   "fishery.propose": 5.0})
+    m = FisheryModel(
+        n_agents=2, capacity=100, growth_rate=2.0, catchability=0.01, initial_stock=0.5, rng=1
+    )
+    scripted(
+        m,
+        **{
+            "fishery.effort": 0.0,
+            "fishery.punish": "none",
+            "fishery.imitate": "keep",
+            "fishery.propose": 5.0,
+        },
+    )
     m.step()
     assert m.stock == pytest.approx(100.0)  # 50 + 2*50*0.5 = 100
     m.stock = 0.0
@@ -49,8 +68,18 @@ def test_regrowth_is_capped_at_capacity_and_zero_stays_zero():
 
 
 def test_punishment_accounting_penalty_and_cost():
-    m = FisheryModel(n_agents=3, penalty=10, punish_cost=2, consumption=0.0, catchability=0.01, initial_wealth=20.0,
-                     social_learning=False, group_decision=False, stop_at_collapse=False, rng=2)
+    m = FisheryModel(
+        n_agents=3,
+        penalty=10,
+        punish_cost=2,
+        consumption=0.0,
+        catchability=0.01,
+        initial_wealth=20.0,
+        social_learning=False,
+        group_decision=False,
+        stop_at_collapse=False,
+        rng=2,
+    )
     ids = [v.unique_id for v in m.villagers]
     # villager 0 punishes villager 1; the others punish no one
     for v in m.villagers:
@@ -64,8 +93,15 @@ def test_punishment_accounting_penalty_and_cost():
 
 
 def test_punishment_switched_off_from_shock_step():
-    m = FisheryModel(n_agents=3, punishment_off_at=2, consumption=0.0, catchability=0.01,
-                     social_learning=False, group_decision=False, rng=2)
+    m = FisheryModel(
+        n_agents=3,
+        punishment_off_at=2,
+        consumption=0.0,
+        catchability=0.01,
+        social_learning=False,
+        group_decision=False,
+        rng=2,
+    )
     ids = [v.unique_id for v in m.villagers]
     scripted(m, **{"fishery.effort": 0.0, "fishery.punish": str(ids[1])})
     m.villagers[1].policy.answers["fishery.punish"] = str(ids[0])
@@ -76,8 +112,15 @@ def test_punishment_switched_off_from_shock_step():
 
 
 def test_starvation_removes_the_agent_and_marks_collapse():
-    m = FisheryModel(n_agents=3, consumption=5.0, initial_wealth=4.0, catchability=0.01,
-                     social_learning=False, group_decision=False, rng=3)
+    m = FisheryModel(
+        n_agents=3,
+        consumption=5.0,
+        initial_wealth=4.0,
+        catchability=0.01,
+        social_learning=False,
+        group_decision=False,
+        rng=3,
+    )
     scripted(m, **{"fishery.effort": 1.0, "fishery.punish": "none"})
     m.villagers[2].policy.answers["fishery.effort"] = 0.0  # harvests nothing: 4 - 5 < 0
     m.step()
@@ -88,16 +131,29 @@ def test_starvation_removes_the_agent_and_marks_collapse():
 
 
 def test_collapse_when_stock_falls_to_threshold():
-    m = FisheryModel(n_agents=10, catchability=0.1, collapse_threshold=100, consumption=0.0,
-                     social_learning=False, group_decision=False, rng=4)
+    m = FisheryModel(
+        n_agents=10,
+        catchability=0.1,
+        collapse_threshold=100,
+        consumption=0.0,
+        social_learning=False,
+        group_decision=False,
+        rng=4,
+    )
     scripted(m, **{"fishery.effort": 1.0, "fishery.punish": "none"})
     m.step()  # takes 10 * 0.1 * 300 = all 300: R = 0
     assert m.stock == 0.0 and m.collapsed and m.survival_time == 1
 
 
 def test_catch_cannot_exceed_stock():
-    m = FisheryModel(n_agents=10, catchability=0.5, consumption=0.0, social_learning=False,
-                     group_decision=False, rng=4)
+    m = FisheryModel(
+        n_agents=10,
+        catchability=0.5,
+        consumption=0.0,
+        social_learning=False,
+        group_decision=False,
+        rng=4,
+    )
     scripted(m, **{"fishery.effort": 1.0, "fishery.punish": "none"})
     m.step()
     assert m.total_harvest == pytest.approx(300.0)
@@ -120,7 +176,10 @@ def test_rule_villagers_imitate_with_the_logit_frequency():
     from mesa_dilemmas.dilemmas.fishery import COPY_OR_KEEP
 
     obs = {"own": {"payoff": 1.0}, "model": {"payoff": 3.0}, "selection_strength": 0.5}
-    copies = sum(v.policy.decide(Decision("fishery.imitate", COPY_OR_KEEP, obs, v)) == "copy" for _ in range(4000))
+    copies = sum(
+        v.policy.decide(Decision("fishery.imitate", COPY_OR_KEEP, obs, v)) == "copy"
+        for _ in range(4000)
+    )
     expected = 1 / (1 + math.exp(-0.5 * 2.0))
     assert abs(copies / 4000 - expected) < 4 * math.sqrt(expected * (1 - expected) / 4000)
 
@@ -135,7 +194,9 @@ def test_copy_strategy_adds_mutation_and_clips():
     m2 = FisheryModel(n_agents=2, mutation_sd=5.0, rng=5)
     for _ in range(20):
         m2._copy_strategy(0, 1)
-        assert 0.0 <= m2.strategy_effort[0] <= 1.0 and 0.0 <= m2.monitor[0] <= 1.0 and m2.norm[0] >= 0
+        assert (
+            0.0 <= m2.strategy_effort[0] <= 1.0 and 0.0 <= m2.monitor[0] <= 1.0 and m2.norm[0] >= 0
+        )
 
 
 def test_median_vote_and_plurality_ties():
@@ -145,15 +206,23 @@ def test_median_vote_and_plurality_ties():
         median_vote([])
     rng = np.random.default_rng(0)
     assert plurality_vote(["a", "b", "a"], rng) == "a"
-    winners = {plurality_vote(["a", "b", "b", "a", "c"], np.random.default_rng(s)) for s in range(40)}
+    winners = {
+        plurality_vote(["a", "b", "b", "a", "c"], np.random.default_rng(s)) for s in range(40)
+    }
     assert winners == {"a", "b"}  # ties broken at random among the leaders only
 
 
 def test_group_norm_is_median_of_proposals():
     m = FisheryModel(n_agents=5, social_learning=False, rng=6)
     proposals = iter([3.0, 11.0, 5.0, 8.0, 2.0])
-    scripted(m, **{"fishery.effort": 0.1, "fishery.punish": "none",
-                   "fishery.propose": lambda d: next(proposals)})
+    scripted(
+        m,
+        **{
+            "fishery.effort": 0.1,
+            "fishery.punish": "none",
+            "fishery.propose": lambda d: next(proposals),
+        },
+    )
     m.step()
     assert m.group_norm == 5.0
     assert m.norm_history[-1] == (1, m.shared_policy) and "5.00" in m.shared_policy
@@ -163,8 +232,15 @@ def test_text_proposals_go_to_a_plurality_vote_broadcast_verbatim():
     m = FisheryModel(n_agents=3, social_learning=False, proposal_form="text", rng=6)
     proposals = iter(["Fish less than 4 fish.", "Fish more.", "Fish less than 4 fish."])
     votes = iter(["Fish more.", "Fish less than 4 fish.", "Fish less than 4 fish."])
-    scripted(m, **{"fishery.effort": 0.1, "fishery.punish": "none",
-                   "fishery.propose": lambda d: next(proposals), "fishery.vote": lambda d: next(votes)})
+    scripted(
+        m,
+        **{
+            "fishery.effort": 0.1,
+            "fishery.punish": "none",
+            "fishery.propose": lambda d: next(proposals),
+            "fishery.vote": lambda d: next(votes),
+        },
+    )
     m.step()
     assert m.shared_policy == "Fish less than 4 fish." and m.group_norm == 4.0
 
@@ -173,7 +249,10 @@ def test_rule_villagers_vote_for_the_nearest_stated_cap():
     m = FisheryModel(n_agents=3, social_learning=False, proposal_form="text", rng=6)
     m.norm[:] = [3.0, 3.0, 9.0]  # two identical proposals, one distinct: 2 votes to 1
     m.step()
-    assert m.group_norm == 3.0 and m.shared_policy == "Each villager should harvest at most 3.00 fish per day."
+    assert (
+        m.group_norm == 3.0
+        and m.shared_policy == "Each villager should harvest at most 3.00 fish per day."
+    )
 
 
 def test_rule_punisher_only_punishes_observed_violations():
@@ -185,7 +264,9 @@ def test_rule_punisher_only_punishes_observed_violations():
 
     spec = ChoiceSpec((str(m.villagers[1].unique_id), "none"))
     obs = {"sampled_peer": m.villagers[1].unique_id, "sampled_peer_harvest": 6.0, "group_norm": 5.0}
-    assert v.policy.decide(Decision("fishery.punish", spec, obs, v)) == str(m.villagers[1].unique_id)
+    assert v.policy.decide(Decision("fishery.punish", spec, obs, v)) == str(
+        m.villagers[1].unique_id
+    )
     obs["sampled_peer_harvest"] = 5.0
     assert v.policy.decide(Decision("fishery.punish", spec, obs, v)) == "none"
     m.monitor[0] = 0.0

@@ -5,19 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from llm_fixtures import llm_env, needs_local  # noqa: F401
+from llm_servers.wire import Faults, WireServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import llm_env, needs_local  # noqa: E402, F401
-from llm_servers.wire import Faults, WireServer  # noqa: E402
-
-from mesa_dilemmas.llm.cache import ResponseCache  # noqa: E402
-from mesa_dilemmas.llm.cli import register  # noqa: E402
-from mesa_dilemmas.llm.request import ChatResponse  # noqa: E402
+from mesa_dilemmas.llm.cache import ResponseCache
+from mesa_dilemmas.llm.cli import register
+from mesa_dilemmas.llm.request import ChatResponse
 
 pytestmark = pytest.mark.usefixtures("llm_env")
 

@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import REPO  # noqa: E402
-from llm_servers.wire import WireServer  # noqa: E402
+from llm_fixtures import REPO
+from llm_servers.wire import WireServer
 
 SCENARIO = """
 name = "llm-e2e"

@@ -12,15 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from llm_fixtures import free_port
+from llm_servers.wire import Faults, WireServer
+from test_llm_e2e import env_with_cache, write_scenario
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import free_port  # noqa: E402
-from llm_servers.wire import Faults, WireServer  # noqa: E402
-from test_llm_e2e import env_with_cache, write_scenario  # noqa: E402
-
-from mesa_dilemmas.llm.backends import status_error  # noqa: E402
-from mesa_dilemmas.llm.errors import CallFailed, ProviderRejected, TransientCallError  # noqa: E402
+from mesa_dilemmas.llm.backends import status_error
+from mesa_dilemmas.llm.errors import CallFailed, ProviderRejected, TransientCallError
 
 KEY = "sk-test-7f3a9c1e5b2d4f6a8c0e"
 

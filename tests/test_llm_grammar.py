@@ -4,20 +4,15 @@ the binary games ask (and for very long text fields), and it keeps numeric answe
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from llm_fixtures import llm_env, needs_local  # noqa: F401
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import llm_env, needs_local  # noqa: E402, F401
-
-from mesa_dilemmas.agents.decisions import ChoiceSpec, ListSpec, NumberSpec, StructSpec, TextSpec  # noqa: E402
-from mesa_dilemmas.dilemmas import fishery  # noqa: E402
-from mesa_dilemmas.dilemmas.binary_game import ACTION_SPEC  # noqa: E402
-from mesa_dilemmas.llm.answers import native_schema  # noqa: E402
-from mesa_dilemmas.llm.backends.local import GRAMMAR_MAX_REPEAT, grammar_schema  # noqa: E402
+from mesa_dilemmas.agents.decisions import ChoiceSpec, ListSpec, NumberSpec, StructSpec, TextSpec
+from mesa_dilemmas.dilemmas import fishery
+from mesa_dilemmas.dilemmas.binary_game import ACTION_SPEC
+from mesa_dilemmas.llm.answers import native_schema
+from mesa_dilemmas.llm.backends.local import GRAMMAR_MAX_REPEAT, grammar_schema
 
 
 def test_ranges_become_enums_and_long_repeats_are_left_open():

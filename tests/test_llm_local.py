@@ -4,14 +4,10 @@ and through the ``openai`` backend against llama-cpp-python's OpenAI-compatible 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import (  # noqa: E402, F401
+from llm_fixtures import (  # noqa: F401
     ACTION,
     EFFORT,
     llama_server_fixture,
@@ -20,9 +16,9 @@ from llm_fixtures import (  # noqa: E402, F401
     play,
 )
 
-from mesa_dilemmas.agents import Decision  # noqa: E402
-from mesa_dilemmas.llm import LLMSettings, make_policy, session  # noqa: E402
-from mesa_dilemmas.llm.accounting import load_calls  # noqa: E402
+from mesa_dilemmas.agents import Decision
+from mesa_dilemmas.llm import LLMSettings, make_policy, session
+from mesa_dilemmas.llm.accounting import load_calls
 
 pytestmark = [needs_local, pytest.mark.usefixtures("llm_env")]
 
@@ -131,7 +127,9 @@ def test_native_mode_probes_llama_cpp_server_and_answers(llama_server: str, tmp_
     openai_backend._PROBED.clear()
     session.start_run(LLMSettings(), tmp_path / "run", resume=False)
     pols = [
-        make_policy(f"openai:smollm2@{llama_server}", answer_mode="native", answer_retries=1, **SMALL)
+        make_policy(
+            f"openai:smollm2@{llama_server}", answer_mode="native", answer_retries=1, **SMALL
+        )
         for _ in range(2)
     ]
     game = play(pols, rounds=1, phases=2)

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing as mp
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from llm_fixtures import llm_env, play  # noqa: F401
+from llm_servers.wire import WireServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import llm_env, play  # noqa: E402, F401
-from llm_servers.wire import WireServer  # noqa: E402
-
-from mesa_dilemmas.llm import BudgetExceeded, LLMSettings, ReplayMiss, make_policy, session  # noqa: E402
-from mesa_dilemmas.llm.accounting import load_calls  # noqa: E402
+from mesa_dilemmas.llm import BudgetExceeded, LLMSettings, ReplayMiss, make_policy, session
+from mesa_dilemmas.llm.accounting import load_calls
 
 pytestmark = pytest.mark.usefixtures("llm_env")
 

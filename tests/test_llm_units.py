@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from llm_fixtures import llm_env  # noqa: F401
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import llm_env  # noqa: E402, F401
-
-from mesa_dilemmas.agents import (  # noqa: E402
+from mesa_dilemmas.agents import (
     ChoiceSpec,
     Decision,
     InvalidAnswer,
@@ -24,7 +20,7 @@ from mesa_dilemmas.agents import (  # noqa: E402
     StructSpec,
     TextSpec,
 )
-from mesa_dilemmas.llm import (  # noqa: E402
+from mesa_dilemmas.llm import (
     BudgetExceeded,
     LLMConfigError,
     LLMSettings,
@@ -33,26 +29,26 @@ from mesa_dilemmas.llm import (  # noqa: E402
     preflight,
     prompts,
 )
-from mesa_dilemmas.llm.accounting import PriceTable  # noqa: E402
-from mesa_dilemmas.llm.answers import (  # noqa: E402
+from mesa_dilemmas.llm.accounting import PriceTable
+from mesa_dilemmas.llm.answers import (
     corrective_message,
     native_schema,
     parse_native,
     parse_tags,
     tags_instructions,
 )
-from mesa_dilemmas.llm.budget import Budget  # noqa: E402
-from mesa_dilemmas.llm.cache import ResponseCache  # noqa: E402
-from mesa_dilemmas.llm.ratelimit import ProviderLimiter  # noqa: E402
-from mesa_dilemmas.llm.recorder import RunRecorder  # noqa: E402
-from mesa_dilemmas.llm.request import (  # noqa: E402
+from mesa_dilemmas.llm.budget import Budget
+from mesa_dilemmas.llm.cache import ResponseCache
+from mesa_dilemmas.llm.ratelimit import ProviderLimiter
+from mesa_dilemmas.llm.recorder import RunRecorder
+from mesa_dilemmas.llm.request import (
     CallContext,
     ChatRequest,
     ChatResponse,
     Message,
     call_key,
 )
-from mesa_dilemmas.llm.settings import BudgetSettings  # noqa: E402
+from mesa_dilemmas.llm.settings import BudgetSettings
 
 # -- settings ---------------------------------------------------------------------
 

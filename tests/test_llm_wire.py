@@ -3,18 +3,14 @@ wire-format test servers (see ``tests/llm_servers/wire.py``), including injected
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from llm_fixtures import ACTION, EFFORT, llm_env, play  # noqa: F401
+from llm_servers.responder import NormalizedRequest, Reply, scripted_reply
+from llm_servers.wire import Faults, WireServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import ACTION, EFFORT, llm_env, play  # noqa: E402, F401
-from llm_servers.responder import NormalizedRequest, Reply, scripted_reply  # noqa: E402
-from llm_servers.wire import Faults, WireServer  # noqa: E402
-
-from mesa_dilemmas.agents import (  # noqa: E402
+from mesa_dilemmas.agents import (
     ChoiceSpec,
     Decision,
     DecisionBroker,
@@ -23,8 +19,8 @@ from mesa_dilemmas.agents import (  # noqa: E402
     StructSpec,
     TextSpec,
 )
-from mesa_dilemmas.llm import make_policy, session  # noqa: E402
-from mesa_dilemmas.llm.settings import LLMSettings  # noqa: E402
+from mesa_dilemmas.llm import make_policy, session
+from mesa_dilemmas.llm.settings import LLMSettings
 
 PROVIDERS = ("openai", "anthropic", "gemini")
 
@@ -239,7 +235,11 @@ def test_random_faults_run_completes_and_everything_is_counted(
     assert len(calls) == summary["attempts"] == server.state.requests
     assert summary["failed_attempts"] == int(calls.error.notna().sum()) == transport_faults
     assert int((calls.retried == 0).sum()) == summary["provider_calls"]
-    assert summary["retried_attempts"] == int(calls.retried.sum()) >= transport_faults - summary["failed_calls"]
+    assert (
+        summary["retried_attempts"]
+        == int(calls.retried.sum())
+        >= transport_faults - summary["failed_calls"]
+    )
     by_model = next(iter(summary["by_model"].values()))
     assert by_model["decisions"] == 40 and by_model["attempts"] == len(calls)
     assert set(calls.agent_id) == {a.unique_id for a in game.players}

@@ -37,7 +37,9 @@ def test_text_norms_identical_vs_disjoint():
     assert same.similarity == pytest.approx(1.0) and same.embedder == "tfidf"
     disjoint = text_norm_structure(["alpha beta", "gamma delta", "epsilon zeta"])
     assert disjoint.similarity == pytest.approx(0.0)
-    mixed = text_norm_structure(["keep effort low", "keep effort low please", "take everything now"])
+    mixed = text_norm_structure(
+        ["keep effort low", "keep effort low please", "take everything now"]
+    )
     assert 0.0 < mixed.similarity < 1.0 and mixed.alignment > mixed.similarity
 
 
@@ -144,13 +146,36 @@ def _society_runs(seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
             for ratio in (1.0, 0.5, 0.0):
                 for cond in ((True, True), (False, True), (True, False), (False, False)):
                     for it in range(6):
-                        t = float(np.clip(20 + bonus + (5 if cond == (True, True) else 0) + rng.normal(0, 3), 1, 50))
-                        rows.append({"RunId": run_id, "iteration": it, "growth_rate": env, "llm": model,
-                                     "altruism_ratio": ratio, "social_learning": cond[0], "group_decision": cond[1],
-                                     "survival_time": t, "norm_similarity": rng.random(), "norm_alignment": rng.random()})
+                        t = float(
+                            np.clip(
+                                20 + bonus + (5 if cond == (True, True) else 0) + rng.normal(0, 3),
+                                1,
+                                50,
+                            )
+                        )
+                        rows.append(
+                            {
+                                "RunId": run_id,
+                                "iteration": it,
+                                "growth_rate": env,
+                                "llm": model,
+                                "altruism_ratio": ratio,
+                                "social_learning": cond[0],
+                                "group_decision": cond[1],
+                                "survival_time": t,
+                                "norm_similarity": rng.random(),
+                                "norm_alignment": rng.random(),
+                            }
+                        )
                         for step in range(0, 21, 5):
-                            steps.append({"RunId": run_id, "Step": step, "efficiency_t": rng.random(),
-                                          "shared_policy": f"policy {model} {step}"})
+                            steps.append(
+                                {
+                                    "RunId": run_id,
+                                    "Step": step,
+                                    "efficiency_t": rng.random(),
+                                    "shared_policy": f"policy {model} {step}",
+                                }
+                            )
                         run_id += 1
     return pd.DataFrame(rows), pd.DataFrame(steps)
 
@@ -164,14 +189,19 @@ def test_llm_society_analysis_finds_the_planted_effects(tmp_path):
         anova = result.anova[env]
         assert anova.loc["model", "p"] < 1e-6 and anova.loc["prior", "p"] > 0.01
         letters = result.tukey[env].letters
-        assert letters["openai:gpt-4o"] == "a" and letters["local"] == letters["anthropic:claude"] == "b"
+        assert (
+            letters["openai:gpt-4o"] == "a"
+            and letters["local"] == letters["anthropic:claude"] == "b"
+        )
     welch = result.welch.set_index(["comparison", "prior"])
     for cond in ("OSL", "OGD", "Neither"):  # Full is planted 5 rounds longer
         row = welch.loc[(f"{cond} vs Full", "all")]
         assert row["mean"] < row["mean_full"] and row["p"] < 1e-3
     assert set(result.norms["step"]) == {0, 10, 20}
     paths = write(result, tmp_path / "analysis")
-    assert (tmp_path / "analysis" / "anova_harsh.csv").exists() and paths[0].read_text().count("Tukey") == 2
+    assert (tmp_path / "analysis" / "anova_harsh.csv").exists() and paths[0].read_text().count(
+        "Tukey"
+    ) == 2
 
 
 def test_llm_society_figures_render(tmp_path):
@@ -180,7 +210,12 @@ def test_llm_society_figures_render(tmp_path):
 
     runs, steps = _society_runs()
     scenario = Scenario(name="t", game="fishery")
-    for fn in (figs.survival_by_model, figs.efficiency_over_time, figs.norm_structure, figs.ablation_bars,
-               figs.norms_table):
+    for fn in (
+        figs.survival_by_model,
+        figs.efficiency_over_time,
+        figs.norm_structure,
+        figs.ablation_bars,
+        figs.norms_table,
+    ):
         for path in fn(tmp_path, runs, steps, scenario):
             assert path.exists() and path.stat().st_size > 500

@@ -9,22 +9,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from llm_fixtures import llm_env  # noqa: E402, F401, F811
-from llm_servers.responder import NormalizedRequest, Reply, scripted_reply  # noqa: E402
-from llm_servers.wire import WireServer  # noqa: E402
+from llm_servers.responder import NormalizedRequest, Reply, scripted_reply
+from llm_servers.wire import WireServer
 
-from mesa_dilemmas.agents import persona as persona_mod  # noqa: E402
-from mesa_dilemmas.agents import port_of_mars_players as players  # noqa: E402
-from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer  # noqa: E402
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel  # noqa: E402
-from mesa_dilemmas.dilemmas.port_of_mars_specs import budget_spec  # noqa: E402
-from mesa_dilemmas.dilemmas.port_of_mars_trade import offer_spec  # noqa: E402
-from mesa_dilemmas.llm import prompts  # noqa: E402
-from mesa_dilemmas.llm.answers import parse_tags  # noqa: E402
-from mesa_dilemmas.llm.population import register_game_prompts  # noqa: E402
+from mesa_dilemmas.agents import persona as persona_mod
+from mesa_dilemmas.agents import port_of_mars_players as players
+from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
+from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars_specs import budget_spec
+from mesa_dilemmas.dilemmas.port_of_mars_trade import offer_spec
+from mesa_dilemmas.llm import prompts
+from mesa_dilemmas.llm.answers import parse_tags
+from mesa_dilemmas.llm.population import register_game_prompts
 
 TAGS = {
     "port_of_mars.health_plan": "HEALTH",

@@ -17,13 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from llm_fixtures import REPO, needs_local
+from llm_servers.wire import WireServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import REPO, needs_local  # noqa: E402
-from llm_servers.wire import WireServer  # noqa: E402
-
-from mesa_dilemmas.scenarios.config import bundled_scenarios  # noqa: E402
+from mesa_dilemmas.scenarios.config import bundled_scenarios
 
 LLM_SCENARIOS = sorted(n for n in bundled_scenarios() if n.startswith("port_of_mars/llm_"))
 TINY = ["--no-progress", "--set", "replications=1", "--set", "params.n_rounds=1"]

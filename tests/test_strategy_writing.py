@@ -15,19 +15,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from llm_fixtures import llm_env, needs_local  # noqa: F401
+from llm_servers.responder import NormalizedRequest, Reply
+from llm_servers.wire import WireServer
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fixtures import llm_env, needs_local  # noqa: E402, F401
-from llm_servers.responder import NormalizedRequest, Reply  # noqa: E402
-from llm_servers.wire import WireServer  # noqa: E402
-
-from mesa_dilemmas.agents.strategies import load_strategy_set  # noqa: E402
-from mesa_dilemmas.cli import main  # noqa: E402
-from mesa_dilemmas.dilemmas import binary_prompts  # noqa: E402
-from mesa_dilemmas.dilemmas.binary_game import make_game, play_batch  # noqa: E402
-from mesa_dilemmas.llm.request import CallContext, seed_for  # noqa: E402
-from mesa_dilemmas.scenarios.strategy_writing import extract_code  # noqa: E402
+from mesa_dilemmas.agents.strategies import load_strategy_set
+from mesa_dilemmas.cli import main
+from mesa_dilemmas.dilemmas import binary_prompts
+from mesa_dilemmas.dilemmas.binary_game import make_game, play_batch
+from mesa_dilemmas.llm.request import CallContext, seed_for
+from mesa_dilemmas.scenarios.strategy_writing import extract_code
 
 pytestmark = [
     pytest.mark.usefixtures("llm_env"),

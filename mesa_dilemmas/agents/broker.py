@@ -29,8 +29,15 @@ class DecisionStats:
     def __init__(self) -> None:
         self.counts: dict[tuple[int, str], list[int]] = {}
 
-    def add(self, agent_id: int | None, kind: str, asked: int = 0, parse_failures: int = 0,
-            retries: int = 0, fallbacks: int = 0) -> None:
+    def add(
+        self,
+        agent_id: int | None,
+        kind: str,
+        asked: int = 0,
+        parse_failures: int = 0,
+        retries: int = 0,
+        fallbacks: int = 0,
+    ) -> None:
         key = (-1 if agent_id is None else agent_id, kind)
         row = self.counts.get(key)
         if row is None:
@@ -77,7 +84,9 @@ class DecisionBroker:
         if decision.agent is not None:
             return decision.agent.policy
         if self.narrator is None:
-            raise RuntimeError(f"model-level decision {decision.kind!r} but the model has no narrator")
+            raise RuntimeError(
+                f"model-level decision {decision.kind!r} but the model has no narrator"
+            )
         return self.narrator
 
     def ask(self, decision: Decision) -> Any:

@@ -32,6 +32,8 @@ TYPE_RANGES: dict[str, dict[str, tuple[float, float]]] = {
     "altruistic": {"effort": (0.2, 0.5), "norm": (4.0, 8.0), "punish": (0.0, 0.1)},
     "selfish": {"effort": (0.7, 1.0), "norm": (10.0, 14.0), "punish": (0.4, 0.5)},
 }
+
+
 def draw_strategy(
     rng: np.random.Generator,
     disposition: str,
@@ -55,7 +57,9 @@ def draw_strategy(
     return float(e), float(m), float(p), float(g)
 
 
-def imitation_probability(own_payoff: float, model_payoff: float, selection_strength: float) -> float:
+def imitation_probability(
+    own_payoff: float, model_payoff: float, selection_strength: float
+) -> float:
     """Fermi/logit rule: the probability of copying a peer whose payoff is ``model_payoff``."""
     x = -selection_strength * (model_payoff - own_payoff)
     if x > 700:  # exp overflow: the peer is far worse, never copy
@@ -108,6 +112,8 @@ class VillagerRules(RulePolicy):
         """Vote for the proposal whose stated cap is nearest one's own cap."""
         own = float(self.agent.model.norm[self._slot()])
         options = decision.spec.options
-        caps = decision.observation["proposal_caps"]  # the cap each option states, as the game reads it
+        caps = decision.observation[
+            "proposal_caps"
+        ]  # the cap each option states, as the game reads it
         scored = [(abs(c - own), i) for i, c in enumerate(caps) if c is not None]
         return options[min(scored)[1]] if scored else options[0]

@@ -84,7 +84,7 @@ def analyse(
     limit: int | None = None,
 ) -> StrategyAnalysis:
     """Feature vectors, PCA and set statistics for the named strategy sets."""
-    from mesa_dilemmas.scenarios.self_play import map_tasks
+    from mesa_dilemmas.scenarios.execution import map_tasks
 
     paths = [str(resolve_set_path(r)) for r in set_refs]
     sets = [load_strategy_set(p) for p in paths]
@@ -109,7 +109,9 @@ def analyse(
                 _FeatureTask(path, tuple(range(lo, min(count, lo + step))), game, rollouts, seed)
             )
             owners.append(s.name)
-    results = map_tasks(_features_task, tasks, processes, progress, "features")
+    results = map_tasks(
+        _features_task, tasks, processes=processes, progress=progress, desc="features"
+    )
     features: dict[str, np.ndarray] = {}
     offenders: dict[str, dict[str, str]] = {s.name: {} for s in sets}
     by_name = {s.name: s for s in sets}

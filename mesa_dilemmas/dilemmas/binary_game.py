@@ -446,6 +446,7 @@ class BinaryDilemmaModel(DilemmaModel):
     def _strategy_policy(entry: StrategyEntry, rules: BinaryGame) -> Policy:
         """Trusted (built-in) strategies play in-process; code from files in the sandbox."""
         return StrategyPolicy(entry) if entry.trusted else SandboxedStrategyPolicy(entry, rules)
+
     @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:
         """The checks ``__init__`` would make (the rules' cross-field ones such as
@@ -550,6 +551,7 @@ class BinaryDilemmaModel(DilemmaModel):
             if isinstance(p.policy, SandboxedStrategyPolicy)
             for f in p.policy.flags
         ]
+
 
 # -- parameter checks (cached: a large grid repeats the same values) -----
 

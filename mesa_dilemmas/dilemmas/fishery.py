@@ -127,8 +127,19 @@ class FisheryModel(DilemmaModel):
     GAME: ClassVar[str] = "fishery"
     #: the metrics summarised per grid cell (mean, s.e.m.) in summary.json
     RUN_METRICS: ClassVar[tuple[str, ...]] = (
-        "survival_time", "efficiency", "govsim_efficiency", "collapsed", "compliance", "effort_compliance",
-        "mean_effort", "stock", "deaths", "punishments", "wealth_gini", "norm_similarity", "norm_alignment",
+        "survival_time",
+        "efficiency",
+        "govsim_efficiency",
+        "collapsed",
+        "compliance",
+        "effort_compliance",
+        "mean_effort",
+        "stock",
+        "deaths",
+        "punishments",
+        "wealth_gini",
+        "norm_similarity",
+        "norm_alignment",
         "cap_unparsed",
     )
     PHASES: ClassVar[tuple[str, ...]] = ("harvest", "punish", "settle", "learn", "govern")
@@ -231,17 +242,28 @@ class FisheryModel(DilemmaModel):
         )
         seats = self.population.assign(n, self.rng)
         for slot, disposition in enumerate(dispositions):
-            e, m, p, g = draw_strategy(self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max))
-            self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot], self.norm[slot] = e, m, p, g
+            e, m, p, g = draw_strategy(
+                self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max)
+            )
+            self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot], self.norm[slot] = (
+                e,
+                m,
+                p,
+                g,
+            )
             self.effort[slot] = e
             group = seats[slot]
             persona = self.population.persona_for(group, Persona(disposition=disposition))
             text = None
-            if group is not None and group.kind != "rule":  # a language villager: its norms are text
+            if (
+                group is not None and group.kind != "rule"
+            ):  # a language villager: its norms are text
                 text = persona.strategy_text or initial_strategy(persona.disposition, self.rng)
                 persona = replace(persona, strategy_text=text)
                 self.language[slot] = True
-            policy = self.population.build(group, model=self, seat=slot, persona=persona, rules=RULE_PLAYERS)
+            policy = self.population.build(
+                group, model=self, seat=slot, persona=persona, rules=RULE_PLAYERS
+            )
             agent = Villager(self, policy, persona)
             agent.slot = slot
             agent.norm_text = text
@@ -317,9 +339,13 @@ class FisheryModel(DilemmaModel):
             raise ValueError(f"llm_agents: {p['llm_agents']} exceeds n_agents={p['n_agents']}")
         cls.population_from_params(params).check(p["n_agents"])
         if params.get("universalization_hint") and params.get("regrowth", "logistic") != "doubling":
-            raise ValueError("universalization_hint: needs regrowth = 'doubling' (the hint's threshold is GovSim's)")
+            raise ValueError(
+                "universalization_hint: needs regrowth = 'doubling' (the hint's threshold is GovSim's)"
+            )
         if p["monitoring_min"] > p["monitoring_max"]:
-            raise ValueError(f"monitoring_min: {p['monitoring_min']} exceeds monitoring_max={p['monitoring_max']}")
+            raise ValueError(
+                f"monitoring_min: {p['monitoring_min']} exceeds monitoring_max={p['monitoring_max']}"
+            )
 
     @classmethod
     def population_from_params(cls, params: dict[str, Any]) -> Population:
@@ -342,10 +368,14 @@ class FisheryModel(DilemmaModel):
         slots = [v.slot for v in living]
         efforts = np.round(self.effort[slots], 3).tolist()
         payoffs = np.round(self.wealth[slots], 2).tolist()
-        return [{"id": v.unique_id, "effort": e, "payoff": p}
-                for v, e, p in zip(living, efforts, payoffs, strict=True)]
+        return [
+            {"id": v.unique_id, "effort": e, "payoff": p}
+            for v, e, p in zip(living, efforts, payoffs, strict=True)
+        ]
 
-    def _observation(self, v: Villager, table: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    def _observation(
+        self, v: Villager, table: list[dict[str, Any]], **extra: Any
+    ) -> dict[str, Any]:
         obs = {
             "villager": v.unique_id,
             "consumption": self.consumption,
@@ -368,11 +398,19 @@ class FisheryModel(DilemmaModel):
         living = self.living()
         self._llm_villagers_this_round = int((self.language & self.alive).sum())
         table = self.public_table()
-        efforts = self.ask_all([
-            Decision("fishery.effort", EFFORT, self._observation(v, table), v, self.round,
-                     fallback=float(self.strategy_effort[v.slot]))
-            for v in living
-        ])
+        efforts = self.ask_all(
+            [
+                Decision(
+                    "fishery.effort",
+                    EFFORT,
+                    self._observation(v, table),
+                    v,
+                    self.round,
+                    fallback=float(self.strategy_effort[v.slot]),
+                )
+                for v in living
+            ]
+        )
         slots = np.fromiter((v.slot for v in living), dtype=int, count=len(living))
         self.effort[slots] = efforts
         self.harvest[:] = 0.0
@@ -401,19 +439,25 @@ class FisheryModel(DilemmaModel):
         ids = tuple(str(v.unique_id) for v in living)
         by_id = {v.unique_id: v for v in living}
         harvests = np.round(self.harvest[[v.slot for v in living]], 3).tolist()
-        table = [{**row, "harvest": h} for row, h in zip(self.public_table(), harvests, strict=True)]
+        table = [
+            {**row, "harvest": h} for row, h in zip(self.public_table(), harvests, strict=True)
+        ]
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions = []
         for i, v in enumerate(living):
             peer = living[picks[i] + (picks[i] >= i)]  # uniform over the others
             options = ids[:i] + ids[i + 1 :] + (NO_ONE,)
             obs = self._observation(
-                v, table, sampled_peer=peer.unique_id,
+                v,
+                table,
+                sampled_peer=peer.unique_id,
                 sampled_peer_harvest=float(self.harvest[peer.slot]),
-                penalty=self.penalty, punish_cost=self.punish_cost,
+                penalty=self.penalty,
+                punish_cost=self.punish_cost,
             )
-            decisions.append(Decision("fishery.punish", ChoiceSpec(options), obs, v, self.round,
-                                      fallback=NO_ONE))
+            decisions.append(
+                Decision("fishery.punish", ChoiceSpec(options), obs, v, self.round, fallback=NO_ONE)
+            )
         for v, target in zip(living, self.ask_all(decisions), strict=True):
             if target == NO_ONE:
                 continue
@@ -425,8 +469,12 @@ class FisheryModel(DilemmaModel):
         # however many punish; ``fine_per_punisher`` (our option) charges beta per punisher instead
         fined = self.punished if self.fine_per_punisher else (self.punished > 0)
         self.round_payoff -= self.penalty * fined
-        if self.sanction_learning:  # our addition (off by default): a sanctioned rule villager fishes less
-            hit = (self.punished > 0) & ~self.language  # an LLM villager's drawn effort is only its fallback
+        if (
+            self.sanction_learning
+        ):  # our addition (off by default): a sanctioned rule villager fishes less
+            hit = (
+                self.punished > 0
+            ) & ~self.language  # an LLM villager's drawn effort is only its fallback
             cut = min(1.0, self.sanction_learning * self.penalty)
             self.strategy_effort[hit] *= 1.0 - cut
 
@@ -465,7 +513,9 @@ class FisheryModel(DilemmaModel):
                 "model": self._strategy_view(k),
                 "selection_strength": self.selection_strength,
             }
-            decisions.append(Decision("fishery.imitate", COPY_OR_KEEP, obs, v, self.round, fallback="keep"))
+            decisions.append(
+                Decision("fishery.imitate", COPY_OR_KEEP, obs, v, self.round, fallback="keep")
+            )
             pairs.append((v.slot, k.slot))
         for (i, k), choice in zip(pairs, self.ask_all(decisions), strict=True):
             if choice == "copy":
@@ -474,8 +524,13 @@ class FisheryModel(DilemmaModel):
     def _strategy_view(self, v: Villager) -> dict[str, Any]:
         s = v.slot
         effort = self.effort[s] if self.language[s] else self.strategy_effort[s]
-        return {"id": v.unique_id, "effort": float(effort), "monitoring": float(self.monitor[s]),
-                "norm": float(self.norm[s]), "payoff": float(self.payoff_avg[s])}
+        return {
+            "id": v.unique_id,
+            "effort": float(effort),
+            "monitoring": float(self.monitor[s]),
+            "norm": float(self.norm[s]),
+            "payoff": float(self.payoff_avg[s]),
+        }
 
     def _copy_strategy(self, i: int, k: int) -> None:
         """Adopt k's (e, m, g) with Gaussian mutation, clipped to each component's range.  An LLM
@@ -503,14 +558,29 @@ class FisheryModel(DilemmaModel):
                     k = min(self.peers_sampled, len(others))
                     picks = sorted(self.rng.choice(len(others), size=k, replace=False)) if k else []
                     obs.update(prompt_fields(self, v, [others[i] for i in picks]))
-                decisions.append(Decision("fishery.norms", NORMS, obs, v, self.round,
-                                          fallback={"personal": v.norm_text, "community": v.norm_text}))
+                decisions.append(
+                    Decision(
+                        "fishery.norms",
+                        NORMS,
+                        obs,
+                        v,
+                        self.round,
+                        fallback={"personal": v.norm_text, "community": v.norm_text},
+                    )
+                )
             elif self.group_decision:
                 cap = float(self.norm[v.slot])
                 obs = self._observation(v, table, own_cap_text=cap_sentence(cap))
-                decisions.append(Decision("fishery.propose", PROPOSAL_TEXT if textual else CAP,
-                                          obs, v, self.round,
-                                          fallback=cap_sentence(cap) if textual else cap))
+                decisions.append(
+                    Decision(
+                        "fishery.propose",
+                        PROPOSAL_TEXT if textual else CAP,
+                        obs,
+                        v,
+                        self.round,
+                        fallback=cap_sentence(cap) if textual else cap,
+                    )
+                )
         answers = self.ask_all(decisions)
         proposals = []
         for d, answer in zip(decisions, answers, strict=True):
@@ -531,12 +601,21 @@ class FisheryModel(DilemmaModel):
             else:
                 ballots = []
                 for v in living:
-                    obs = self._observation(v, table, proposals=options,
-                                            proposal_caps=[stated_cap(o) for o in options])
+                    obs = self._observation(
+                        v, table, proposals=options, proposal_caps=[stated_cap(o) for o in options]
+                    )
                     if self.language[v.slot]:
                         obs["proposals_text"] = proposals_text(options)
-                    ballots.append(Decision("fishery.vote", ChoiceSpec(options), obs, v, self.round,
-                                            fallback=options[0]))
+                    ballots.append(
+                        Decision(
+                            "fishery.vote",
+                            ChoiceSpec(options),
+                            obs,
+                            v,
+                            self.round,
+                            fallback=options[0],
+                        )
+                    )
                 winner = plurality_vote(self.ask_all(ballots), self.rng)
             self.shared_policy = winner
             cap = stated_cap(winner)
@@ -572,7 +651,9 @@ class FisheryModel(DilemmaModel):
             # GovSim's efficiency: 1 - max(0, H - total catch) / H with H the optimal catch over the
             # horizon (K/2 per month x 12 months = 600 fish for its lake of 100)
             best = self.h_opt * self.efficiency_horizon
-            self.govsim_efficiency = 1.0 - max(0.0, best - self.cumulative_harvest) / best if best > 0 else 0.0
+            self.govsim_efficiency = (
+                1.0 - max(0.0, best - self.cumulative_harvest) / best if best > 0 else 0.0
+            )
             # GovSim checks the lake after the harvest, before the remainder doubles
             stock = self.stock_after_harvest if self.regrowth == "doubling" else self.stock
             if stock <= self.collapse_threshold or n_alive < self.n_agents:
@@ -603,7 +684,9 @@ class FisheryModel(DilemmaModel):
         else:
             slots = [v.slot for v in living]
             result = numeric_norm_structure(
-                np.column_stack([self.strategy_effort[slots], self.monitor[slots], self.norm[slots]])
+                np.column_stack(
+                    [self.strategy_effort[slots], self.monitor[slots], self.norm[slots]]
+                )
             )
         self.norm_similarity, self.norm_alignment = result.similarity, result.alignment
 

@@ -140,7 +140,21 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
     groups: dict[str, dict[str, dict[str, Any]]] = {"by_model": {}, "by_kind": {}, "by_agent": {}}
     unpriced = 0
     for row in calls:
-        seg, source, label, kind, agent_id, tin, tout, latency, cost, error, retried, status, mode = row
+        (
+            seg,
+            source,
+            label,
+            kind,
+            agent_id,
+            tin,
+            tout,
+            latency,
+            cost,
+            error,
+            retried,
+            status,
+            mode,
+        ) = row
         agent = "narrator" if agent_id is None else str(agent_id)
         targets = [total] + [
             groups[name].setdefault(key, _empty_group())

@@ -76,8 +76,13 @@ class ResponseCache:
     def put(self, key: str, label: str, request: dict[str, Any], response: ChatResponse) -> None:
         self.db.execute(
             "INSERT OR IGNORE INTO responses (key, label, request, response, created) VALUES (?, ?, ?, ?, ?)",
-            (key, label, redact(json.dumps(request)), redact(json.dumps(response.to_json())),
-             time.time()),  # fmt: skip
+            (
+                key,
+                label,
+                redact(json.dumps(request)),
+                redact(json.dumps(response.to_json())),
+                time.time(),
+            ),  # fmt: skip
         )
 
     # -- calls in flight: a second process waits for the first instead of paying twice -----
@@ -86,7 +91,9 @@ class ResponseCache:
         (a claim older than ``stale_after`` seconds is taken over: its owner died)."""
         now = time.time()
         with self.db.transaction() as conn:
-            row = conn.execute("SELECT pid, started FROM in_flight WHERE key = ?", (key,)).fetchone()
+            row = conn.execute(
+                "SELECT pid, started FROM in_flight WHERE key = ?", (key,)
+            ).fetchone()
             if (
                 row is not None
                 and row[0] != os.getpid()

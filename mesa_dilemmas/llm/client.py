@@ -94,7 +94,9 @@ def limiter_for(backend: Backend, settings: LLMSettings) -> ProviderLimiter:
     if limiter is None:
         ps = settings.provider(backend.provider)
         concurrency = backend.max_concurrency or ps.max_concurrency or DEFAULT_CONCURRENCY
-        limit_cls = GateLimiter if gate_name() else ProviderLimiter  # a Ray run: limits for all workers
+        limit_cls = (
+            GateLimiter if gate_name() else ProviderLimiter
+        )  # a Ray run: limits for all workers
         limiter = _LIMITERS[key] = limit_cls(
             *((backend.endpoint,) if gate_name() else ()),
             concurrency,

@@ -72,7 +72,7 @@ def start_run(settings: LLMSettings, run_dir: Path, resume: bool = False) -> Non
                 "settings": settings.model_dump(mode="json"),
             },
             indent=2,
-        )
+        ),
     )
     os.environ[ENV] = str(path)
 

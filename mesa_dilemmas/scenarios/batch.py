@@ -211,12 +211,18 @@ def _split_agent_rows(steps: pd.DataFrame, names: list[str]) -> tuple[pd.DataFra
     agent_cols = ["AgentID", *(c for c in names if c in steps.columns)]
     keys = ["RunId", "iteration", "seed", "Step"]
     agents = steps[keys + agent_cols].reset_index(drop=True)
-    model_rows = steps.drop(columns=agent_cols).drop_duplicates(["RunId", "Step"]).reset_index(drop=True)
+    model_rows = (
+        steps.drop(columns=agent_cols).drop_duplicates(["RunId", "Step"]).reset_index(drop=True)
+    )
     return model_rows, agents
 
 
 def _reporter_columns(steps: pd.DataFrame, parameters: dict[str, Any]) -> list[str]:
-    return [c for c in steps.columns if c not in parameters and c not in ("RunId", "iteration", "Step", "seed")]
+    return [
+        c
+        for c in steps.columns
+        if c not in parameters and c not in ("RunId", "iteration", "Step", "seed")
+    ]
 
 
 def _saved_chunk(saved: Path) -> pd.DataFrame | None:
@@ -226,7 +232,10 @@ def _saved_chunk(saved: Path) -> pd.DataFrame | None:
     try:
         return pd.read_parquet(saved)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is re-run, not trusted
-        print(f"note: {saved.name} is unreadable ({type(exc).__name__}); running it again", file=sys.stderr)
+        print(
+            f"note: {saved.name} is unreadable ({type(exc).__name__}); running it again",
+            file=sys.stderr,
+        )
         return None
 
 

@@ -54,7 +54,9 @@ class Scenario(BaseModel):
 
     def grid_points(self) -> list[dict[str, Any]]:
         keys = list(self.grid)
-        return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.grid.values())]
+        return [
+            dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.grid.values())
+        ]
 
 
 #: an absolute dotted name: ``package.module`` (no leading dots, no empty parts)
@@ -136,7 +138,9 @@ def check_no_bool_as_number(where: str, raw: Any, parsed: Any) -> None:
             stack.extend((f"{path}[{i}]", a, b) for i, (a, b) in enumerate(zip(r, p, strict=True)))
 
 
-def _checked(model: type[BaseModel], where: str, raw: dict[str, Any], allowed: list[str]) -> BaseModel:
+def _checked(
+    model: type[BaseModel], where: str, raw: dict[str, Any], allowed: list[str]
+) -> BaseModel:
     """``model.model_validate(raw)`` with the project's rules: one line naming the field,
     no non-finite numbers, no booleans read as numbers."""
     try:
@@ -186,14 +190,19 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
         if "players" in scenario.params or "players" in scenario.grid:
             raise ConfigError("population: set in both [population] and params.players; keep one")
         scenario = scenario.model_copy(
-            update={"params": {**scenario.params, "players": scenario.population}, "population": None}
+            update={
+                "params": {**scenario.params, "players": scenario.population},
+                "population": None,
+            }
         )
     if uses_model_params:
         schema = params_model(model_cls)
         allowed = sorted(schema.model_fields)
         overlap = set(scenario.params) & set(scenario.grid)
         if overlap:
-            raise ConfigError(f"grid.{sorted(overlap)[0]}: set in both [params] and [grid]; keep one")
+            raise ConfigError(
+                f"grid.{sorted(overlap)[0]}: set in both [params] and [grid]; keep one"
+            )
         for key, values in scenario.grid.items():
             if key not in schema.model_fields:
                 raise ConfigError(f"grid.{key}: unknown parameter; allowed: {', '.join(allowed)}")
@@ -295,7 +304,9 @@ def load_raw(name_or_path: str) -> dict[str, Any]:
         candidate = Path(name_or_path)
         if not candidate.is_file():
             names = ", ".join(bundled)
-            raise ConfigError(f"scenario {name_or_path!r}: no such bundled scenario or file; bundled: {names}")
+            raise ConfigError(
+                f"scenario {name_or_path!r}: no such bundled scenario or file; bundled: {names}"
+            )
         path = candidate
     raw = read_toml(path)
     raw.setdefault("name", path.stem if path not in bundled.values() else name_or_path)
@@ -360,5 +371,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     return out
 
 
-def load_scenario(name_or_path: str, overrides: list[str] | None = None) -> tuple[Scenario, BaseModel]:
+def load_scenario(
+    name_or_path: str, overrides: list[str] | None = None
+) -> tuple[Scenario, BaseModel]:
     return validate(apply_overrides(load_raw(name_or_path), overrides or []))

@@ -44,12 +44,12 @@ from mesa_dilemmas.dilemmas.binary_game import (
     make_game,
     play_batch,
 )
+from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 from mesa_dilemmas.scenarios.self_play import (
     GameParam,
     _merge_flags,
     check_sets,
-    map_tasks,
     memo_summary,
     prepare_sets,
     screen_sets,
@@ -267,7 +267,9 @@ class CulturalEvolutionExperiment:
     def check(cls, scenario: Scenario, options: BaseModel) -> None:
         """What ``run`` needs (game parameters, strategy sets, distinct genes), before anything is written."""
         opts = CulturalEvolutionOptions.model_validate(options.model_dump())
-        sets = prepare_sets(scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets)[2]
+        sets = prepare_sets(
+            scenario.game, opts.rounds, opts.group_sizes, opts.game_params, opts.sets
+        )[2]
         check_sets(sets)
         genes_of(sets)
 
@@ -291,7 +293,13 @@ class CulturalEvolutionExperiment:
             )
             for (n, r), seed in zip(specs, seeds, strict=True)
         ]
-        outputs = map_tasks(run_evolution_task, tasks, ctx.processes, ctx.progress, "evolution")
+        outputs = execution.map_tasks(
+            run_evolution_task,
+            tasks,
+            processes=ctx.processes,
+            progress=ctx.progress,
+            desc="evolution",
+        )
         rows, steps = [], []
         for run_id, (task, out) in enumerate(zip(tasks, outputs, strict=True)):
             low, high = make_game(

@@ -24,7 +24,16 @@ from mesa_dilemmas.dilemmas.metrics import mean_sem
 from mesa_dilemmas.files import to_parquet_atomic, write_text_atomic
 from mesa_dilemmas.scenarios.experiment import Results
 
-PACKAGES = ("mesa-dilemmas", "mesa", "numpy", "pandas", "pyarrow", "pydantic", "scipy", "matplotlib")
+PACKAGES = (
+    "mesa-dilemmas",
+    "mesa",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "pydantic",
+    "scipy",
+    "matplotlib",
+)
 
 
 def _jsonable(value: Any) -> Any:
@@ -80,7 +89,9 @@ def _may_change(key: str) -> bool:
     if any(key == k or key.startswith(f"{k}.") for k in RESUME_MAY_CHANGE):
         return True
     parts = key.split(".")
-    return len(parts) == 4 and parts[:2] == ["llm", "providers"] and parts[3] in _PROVIDER_MAY_CHANGE
+    return (
+        len(parts) == 4 and parts[:2] == ["llm", "providers"] and parts[3] in _PROVIDER_MAY_CHANGE
+    )
 
 
 def config_differences(saved_path: Path, resolved: dict[str, Any]) -> list[str]:
@@ -105,7 +116,11 @@ def summarise(results: Results) -> dict[str, Any]:
         for metric in results.metrics:
             values = pd.to_numeric(frame[metric], errors="coerce").astype(float)
             mean, sem = mean_sem(values.to_numpy())
-            out[metric] = {"mean": _jsonable(mean), "sem": _jsonable(sem), "n": int(values.notna().sum())}
+            out[metric] = {
+                "mean": _jsonable(mean),
+                "sem": _jsonable(sem),
+                "n": int(values.notna().sum()),
+            }
         return out
 
     groups = []
@@ -124,7 +139,9 @@ def write_results(out_dir: Path, results: Results) -> dict[str, Any]:
     if results.agents is not None:
         to_parquet_atomic(results.agents, out_dir / "agents.parquet")
     summary = summarise(results)
-    write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, default=_jsonable) + "\n")
+    write_text_atomic(
+        out_dir / "summary.json", json.dumps(summary, indent=2, default=_jsonable) + "\n"
+    )
     return summary
 
 
@@ -137,4 +154,6 @@ def package_versions() -> dict[str, str]:
 
 
 def write_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
-    write_text_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=2, default=_jsonable) + "\n")
+    write_text_atomic(
+        out_dir / "manifest.json", json.dumps(manifest, indent=2, default=_jsonable) + "\n"
+    )

@@ -190,7 +190,9 @@ def run_scenario(
         out = out_dir or default_out_dir(scenario)
         _check_out_dir(out)
         if out.exists() and any(out.iterdir()):
-            raise ConfigError(f"--out {out}: directory exists and is not empty (use --resume to continue it)")
+            raise ConfigError(
+                f"--out {out}: directory exists and is not empty (use --resume to continue it)"
+            )
     check_run_size(scenario, options, experiment, yes=yes, llm=bool(specs))
 
     created = None if resume is not None else _make_out_dir(out)
@@ -201,7 +203,9 @@ def run_scenario(
             shutil.rmtree(created, ignore_errors=True)
         raise ConfigError(f"--out {out}: cannot write in it: {exc.strerror or exc}") from None
 
-    ctx = RunContext(out_dir=out, processes=scenario.processes, progress=progress, resume=resume is not None)
+    ctx = RunContext(
+        out_dir=out, processes=scenario.processes, progress=progress, resume=resume is not None
+    )
     started = time.time()
     llm_summary: dict[str, Any] | None = None
     if llm_settings is not None:
@@ -270,7 +274,11 @@ def report_fallbacks(llm_summary: dict[str, Any], max_rate: float) -> list[str]:
     over = []
     for label, (fallbacks, decisions) in fallback_rates(llm_summary).items():
         rate = fallbacks / decisions
-        flag = "  WARNING: above 10%, these answers are largely the rule's" if rate > WARN_FALLBACK_RATE else ""
+        flag = (
+            "  WARNING: above 10%, these answers are largely the rule's"
+            if rate > WARN_FALLBACK_RATE
+            else ""
+        )
         print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}",
               file=sys.stderr)  # fmt: skip
         if rate > max_rate:

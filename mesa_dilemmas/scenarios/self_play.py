@@ -20,7 +20,7 @@ do not depend on the number of processes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -52,21 +52,6 @@ def sample_indices(rng: np.random.Generator, size: int, k: int) -> np.ndarray:
     parts = [rng.permutation(size) for _ in range(whole)]
     parts.append(rng.choice(size, rest, replace=False))
     return np.concatenate(parts)
-
-
-def map_tasks(
-    fn: Callable[[Any], Any],
-    tasks: Sequence[Any],
-    processes: int,
-    progress: bool,
-    desc: str,
-    costs: Sequence[float] | None = None,
-) -> list[Any]:
-    """``[fn(t) for t in tasks]`` on the run's execution backend (a local pool of ``processes``
-    spawned workers, or Ray), results in task order; costliest tasks first (``costs``)."""
-    return execution.map_tasks(
-        fn, tasks, processes=processes, progress=progress, desc=desc, costs=costs
-    )
 
 
 def prepare_sets(
@@ -118,6 +103,8 @@ def without(strategy_set: StrategySet, names: Sequence[str]) -> StrategySet:
     return StrategySet(
         **{**strategy_set.__dict__, "entries": [e for e in strategy_set if e.name not in drop]}
     )
+
+
 def check_sets(sets: Sequence[StrategySet]) -> None:
     for strategy_set in sets:
         if not len(strategy_set):
@@ -284,7 +271,9 @@ class SelfPlayExperiment:
         """What ``run`` needs (game parameters, non-empty strategy sets), before anything is written."""
         opts = SelfPlayOptions.model_validate(options.model_dump())
         sets = [opts.exploitative_set, opts.collective_set]
-        check_sets(prepare_sets(scenario.game, opts.rounds, opts.group_sizes, opts.game_params, sets)[2])
+        check_sets(
+            prepare_sets(scenario.game, opts.rounds, opts.group_sizes, opts.game_params, sets)[2]
+        )
 
     def run(self, scenario: Scenario, options: BaseModel, ctx: RunContext) -> Results:
         opts = SelfPlayOptions.model_validate(
@@ -322,12 +311,12 @@ class SelfPlayExperiment:
             )
             for (n, nc), seed in zip(specs, seeds, strict=True)
         ]
-        outputs = map_tasks(
+        outputs = execution.map_tasks(
             run_self_play_task,
             tasks,
-            ctx.processes,
-            ctx.progress,
-            "self-play",
+            processes=ctx.processes,
+            progress=ctx.progress,
+            desc="self-play",
             costs=[t.n * t.samples for t in tasks],
         )
         bounds = {

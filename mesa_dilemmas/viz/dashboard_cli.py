@@ -35,8 +35,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port (default 8765; 0: any free port)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
     parser.add_argument("--llm-config", metavar="TOML",
                         help="base LLM settings for LLM agents: a file with an [llm] table "
                              "(as in a scenario); the page's answer mode and max tokens apply on top")  # fmt: skip
@@ -122,7 +126,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m mesa_dilemmas.viz.dashboard_cli [--port P]`` (the same as the subcommand)."""
-    parser = argparse.ArgumentParser(prog="mesa-dilemmas dashboard", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="mesa-dilemmas dashboard", description=__doc__.splitlines()[0]
+    )
     add_arguments(parser)
     return cmd_dashboard(parser.parse_args(argv))
 

@@ -19,16 +19,32 @@ def _mean_ci(steps: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
-def punishment_shock(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def punishment_shock(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     """Harvest- and effort-based compliance, stock and effort over time, punishment kept (solid) vs
     switched off (dashed) per beta."""
-    shock = max(int(v) for v in scenario.grid.get("punishment_off_at", [scenario.params.get("punishment_off_at", 0)]))
-    panels = [("compliance", "compliance (share with h <= G)"),
-              ("effort_compliance", "effort compliance (e <= G / (alpha K))"),
-              ("stock", "lake stock R(t)"), ("mean_effort", "mean effort")]
-    panels = [(col, label) for col, label in panels if col in steps]  # runs recorded before a reporter existed
+    shock = max(
+        int(v)
+        for v in scenario.grid.get(
+            "punishment_off_at", [scenario.params.get("punishment_off_at", 0)]
+        )
+    )
+    panels = [
+        ("compliance", "compliance (share with h <= G)"),
+        ("effort_compliance", "effort compliance (e <= G / (alpha K))"),
+        ("stock", "lake stock R(t)"),
+        ("mean_effort", "mean effort"),
+    ]
+    panels = [
+        (col, label) for col, label in panels if col in steps
+    ]  # runs recorded before a reporter existed
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8))
-    betas = sorted(steps["penalty"].unique()) if "penalty" in steps else [scenario.params.get("penalty")]
+    betas = (
+        sorted(steps["penalty"].unique())
+        if "penalty" in steps
+        else [scenario.params.get("penalty")]
+    )
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (col, label) in zip(axes, panels, strict=True):
         for i, beta in enumerate(betas):
@@ -39,7 +55,9 @@ def punishment_shock(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, sce
                     continue
                 stats = _mean_ci(sub[sub["Step"] > 0], col)
                 kept = "kept" if off == 0 else f"off at t={off}"
-                ax.plot(stats.index, stats["mean"], style, color=colors[i], label=f"β={beta:g}, {kept}")
+                ax.plot(
+                    stats.index, stats["mean"], style, color=colors[i], label=f"β={beta:g}, {kept}"
+                )
                 ax.fill_between(stats.index, stats["lo"], stats["hi"], color=colors[i], alpha=0.15)
         ax.axvline(shock, color="grey", lw=0.8)
         ax.set_xlabel("step")
@@ -53,9 +71,13 @@ def punishment_shock(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, sce
     return [path]
 
 
-def survival_heatmap(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def survival_heatmap(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     """Mean survival time over punishment strength (x) and growth rate (y)."""
-    table = runs.pivot_table(index="growth_rate", columns="penalty", values="survival_time", aggfunc="mean")
+    table = runs.pivot_table(
+        index="growth_rate", columns="penalty", values="survival_time", aggfunc="mean"
+    )
     fig, ax = plt.subplots(figsize=(7, 4.8))
     image = ax.imshow(table.to_numpy(), origin="lower", aspect="auto", cmap="viridis")
     ax.set_xticks(range(len(table.columns)), [f"{c:g}" for c in table.columns])
@@ -63,8 +85,15 @@ def survival_heatmap(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, sce
     values = table.to_numpy()
     middle = (np.nanmin(values) + np.nanmax(values)) / 2
     for (i, j), value in np.ndenumerate(values):
-        ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=8,
-                color="black" if value > middle else "white")
+        ax.text(
+            j,
+            i,
+            f"{value:.0f}",
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="black" if value > middle else "white",
+        )
     ax.set_xlabel("punishment strength β")
     ax.set_ylabel("growth rate r")
     n = int(runs.groupby(["growth_rate", "penalty"]).size().min())
@@ -77,9 +106,13 @@ def survival_heatmap(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, sce
     return [path]
 
 
-def altruism_bars(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def altruism_bars(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     """Survival time (mean ± s.e.m.) by altruism ratio, harsh vs rich environment."""
-    stats = runs.groupby(["growth_rate", "altruism_ratio"])["survival_time"].agg(["mean", "sem", "count"])
+    stats = runs.groupby(["growth_rate", "altruism_ratio"])["survival_time"].agg(
+        ["mean", "sem", "count"]
+    )
     rates = sorted(runs["growth_rate"].unique())
     ratios = sorted(runs["altruism_ratio"].unique())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -89,7 +122,14 @@ def altruism_bars(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenar
         means = [stats.loc[(r, ratio), "mean"] for r in rates]
         sems = [stats.loc[(r, ratio), "sem"] for r in rates]
         xs = np.arange(len(rates)) + (k - (len(ratios) - 1) / 2) * width
-        ax.bar(xs, means, width, yerr=sems, capsize=3, label=names.get(float(ratio), f"ratio {ratio:g}"))
+        ax.bar(
+            xs,
+            means,
+            width,
+            yerr=sems,
+            capsize=3,
+            label=names.get(float(ratio), f"ratio {ratio:g}"),
+        )
     labels = {0.2: "harsh (r=0.2)", 0.6: "rich (r=0.6)"}
     ax.set_xticks(range(len(rates)), [labels.get(float(r), f"r={r:g}") for r in rates])
     ax.set_ylabel("survival time T_s (mean ± s.e.m.)")

@@ -23,14 +23,22 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
-def _bars(ax: plt.Axes, frame: pd.DataFrame, groups: list[str], group_col: str, hue_col: str,
-          hue_order: list[str]) -> list[float]:
+def _bars(
+    ax: plt.Axes,
+    frame: pd.DataFrame,
+    groups: list[str],
+    group_col: str,
+    hue_col: str,
+    hue_order: list[str],
+) -> list[float]:
     """Mean ± s.e.m. bars of survival time; returns the top of each group (for letters)."""
     hues = [h for h in hue_order if h in set(frame[hue_col])]
     width = 0.8 / max(1, len(hues))
     tops = []
     for k, hue in enumerate(hues):
-        stats = frame[frame[hue_col] == hue].groupby(group_col)["survival_time"].agg(["mean", "sem"])
+        stats = (
+            frame[frame[hue_col] == hue].groupby(group_col)["survival_time"].agg(["mean", "sem"])
+        )
         stats = stats.reindex(groups)
         xs = np.arange(len(groups)) + (k - (len(hues) - 1) / 2) * width
         ax.bar(xs, stats["mean"], width, yerr=stats["sem"].fillna(0), capsize=3, label=hue)
@@ -42,7 +50,9 @@ def _bars(ax: plt.Axes, frame: pd.DataFrame, groups: list[str], group_col: str, 
     return tops
 
 
-def survival_by_model(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def survival_by_model(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     frame = prepare(runs, scenario.params)
     frame = frame[frame["condition"] == "Full"]
     analysis = analyse(runs, steps, scenario.params)
@@ -56,15 +66,20 @@ def survival_by_model(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, sc
         for x, (model, top) in enumerate(zip(models, tops, strict=True)):
             if model in letters:
                 ax.text(x, top + 1, letters[model], ha="center", va="bottom", fontweight="bold")
-        ax.set_title(f"{env} environment (n = {int(sub.groupby(['model', 'prior']).size().min())} per bar)")
+        ax.set_title(
+            f"{env} environment (n = {int(sub.groupby(['model', 'prior']).size().min())} per bar)"
+        )
         ax.legend(title="initial norms", fontsize=8)
     return [_save(fig, run_dir / "llm_survival.png")]
 
 
-def efficiency_over_time(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def efficiency_over_time(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     frame = prepare(runs, scenario.params)
-    merged = steps[steps["Step"] > 0].merge(frame[["RunId", "model", "environment", "prior", "condition"]],
-                                            on="RunId")
+    merged = steps[steps["Step"] > 0].merge(
+        frame[["RunId", "model", "environment", "prior", "condition"]], on="RunId"
+    )
     merged = merged[merged["condition"] == "Full"]
     envs = list(dict.fromkeys(frame["environment"]))
     fig, axes = plt.subplots(1, len(envs), figsize=(5.5 * len(envs), 4), squeeze=False)
@@ -72,8 +87,12 @@ def efficiency_over_time(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame,
         for model, sub in merged[merged["environment"] == env].groupby("model", sort=False):
             stats = sub.groupby("Step")["efficiency_t"].agg(["mean", "sem"])
             ax.plot(stats.index, stats["mean"], label=model)
-            ax.fill_between(stats.index, stats["mean"] - stats["sem"].fillna(0),
-                            stats["mean"] + stats["sem"].fillna(0), alpha=0.2)
+            ax.fill_between(
+                stats.index,
+                stats["mean"] - stats["sem"].fillna(0),
+                stats["mean"] + stats["sem"].fillna(0),
+                alpha=0.2,
+            )
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_xlabel("step")
         ax.set_ylabel("efficiency η(t) = total harvest / H_opt")
@@ -82,7 +101,9 @@ def efficiency_over_time(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame,
     return [_save(fig, run_dir / "llm_efficiency.png")]
 
 
-def norm_structure(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def norm_structure(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     frame = prepare(runs, scenario.params)
     frame = frame[frame["condition"] == "Full"].dropna(subset=["norm_similarity", "norm_alignment"])
     fig, ax = plt.subplots(figsize=(6, 4.6))
@@ -90,8 +111,14 @@ def norm_structure(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scena
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (model, sub) in enumerate(frame.groupby("model", sort=False)):
         for prior, part in sub.groupby("prior"):
-            ax.scatter(part["norm_similarity"], part["norm_alignment"], color=colors[i % len(colors)],
-                       marker=markers.get(prior, "x"), alpha=0.7, label=f"{model}, {prior}")
+            ax.scatter(
+                part["norm_similarity"],
+                part["norm_alignment"],
+                color=colors[i % len(colors)],
+                marker=markers.get(prior, "x"),
+                alpha=0.7,
+                label=f"{model}, {prior}",
+            )
     ax.set_xlabel("individual similarity (mean pairwise cosine)")
     ax.set_ylabel("alignment (mean cosine with the mean norm)")
     ax.set_title("Norm structure at the end of each run (TF-IDF)")
@@ -99,7 +126,9 @@ def norm_structure(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scena
     return [_save(fig, run_dir / "llm_norm_structure.png")]
 
 
-def ablation_bars(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def ablation_bars(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     frame = prepare(runs, scenario.params)
     envs = list(dict.fromkeys(frame["environment"]))
     fig, axes = plt.subplots(1, len(envs), figsize=(5.5 * len(envs), 4.2), squeeze=False)
@@ -112,10 +141,15 @@ def ablation_bars(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenar
     return [_save(fig, run_dir / "llm_ablation.png")]
 
 
-def norms_table(run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario) -> list[Path]:
+def norms_table(
+    run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
+) -> list[Path]:
     """Table 4: the shared policy adopted at steps 0, 10, 20, ... (Markdown)."""
     table = analyse(runs, steps, scenario.params).norms
     path = run_dir / "group_norms.md"
-    path.write_text("# Group norms adopted over time\n\n"
-                    + (table.to_markdown(index=False) if table is not None else "(no shared policies)") + "\n")
+    path.write_text(
+        "# Group norms adopted over time\n\n"
+        + (table.to_markdown(index=False) if table is not None else "(no shared policies)")
+        + "\n"
+    )
     return [path]

@@ -54,5 +54,7 @@ def build_strategy_policy(spec: str, **_: Any) -> StrategyPolicy:
     drive themselves (they resolve ``strategy`` groups before this kind is asked)."""
     entry = resolve_strategy(spec)
     if not entry.trusted:
-        raise ValueError(f"strategy {spec!r} is code from a file: only the binary games play it (sandboxed)")
+        raise ValueError(
+            f"strategy {spec!r} is code from a file: only the binary games play it (sandboxed)"
+        )
     return StrategyPolicy(entry)

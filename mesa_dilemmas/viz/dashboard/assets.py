@@ -39,7 +39,12 @@ _PKG = re.compile(r"\{\{cdn\}\}/((?:@[\w.-]+/)?[\w.-]+@\d+\.\d+\.\d+[\w.+-]*)/")
 #: Solara widgets the pages load (Mesa's component grid; Altair charts) and what they fetch
 WIDGETS = ("gridlayout.vue", "vegalite.vue")
 #: used when a widget cannot be read (what Solara 1.64 loads)
-WIDGET_FALLBACK = ("@widgetti/vue-grid-layout@2.3.13-alpha.2", "vega@5", "vega-lite@5", "vega-embed@6")
+WIDGET_FALLBACK = (
+    "@widgetti/vue-grid-layout@2.3.13-alpha.2",
+    "vega@5",
+    "vega-lite@5",
+    "vega-embed@6",
+)
 _WIDGET_PKG = re.compile(r"getCdn\(\)\}/((?:@[\w.-]+/)?[\w.-]+@\d[\w.+-]*)/")
 
 
@@ -134,7 +139,9 @@ def install(directory: Path | None = None, npm: str = "npm", quiet: bool = False
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report; exit 1 if files are missing")
+    parser.add_argument(
+        "--check", action="store_true", help="only report; exit 1 if files are missing"
+    )
     parser.add_argument("--dir", type=Path, help="cache directory (default: Solara's proxy cache)")
     args = parser.parse_args(argv)
     directory = args.dir or cache_dir()
@@ -144,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"missing: {spec}")
         return 1 if todo else 0
     done = install(directory)
-    print(f"{len(done)} package(s) installed in {directory}" if done else f"all present in {directory}")
+    print(
+        f"{len(done)} package(s) installed in {directory}"
+        if done
+        else f"all present in {directory}"
+    )
     return 0
 
 

@@ -75,7 +75,9 @@ def page_controls(game: str) -> dict[str, Any]:
     defaults = Counter(params_default(game_model(game)))
     offered = (*STRATEGIES, *GAME_STRATEGIES.get(game, ()))
     counts = {
-        count_key(spec): c.int_slider(f"players: {spec}", defaults.get(spec, 0), 0, MAX_PER_STRATEGY)
+        count_key(spec): c.int_slider(
+            f"players: {spec}", defaults.get(spec, 0), 0, MAX_PER_STRATEGY
+        )
         for spec in offered
     }
     return {
@@ -107,7 +109,9 @@ def build_for(game: str):  # noqa: ANN201 - a BuildFn
     def build(params: dict[str, Any], seed: int, llm: str | None) -> BinaryDilemmaModel:
         seats = lineup(game, params)
         if len(seats) < 2:
-            raise ValueError(f"players: at least 2 are needed (got {len(seats)}); raise some counts")
+            raise ValueError(
+                f"players: at least 2 are needed (got {len(seats)}); raise some counts"
+            )
         kwargs: dict[str, Any] = {"n_players": len(seats), "rounds": int(params["rounds"])}
         for key in ("k", "growth"):
             if key in params:

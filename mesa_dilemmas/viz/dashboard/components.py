@@ -117,8 +117,12 @@ def Chart(
         tag="div",
         unsafe_innerHTML=html.escape(note),
         classes=["mdd-caption"],
-        attributes={"data-chart": key, "data-points": str(points), "data-last": raw(last),
-                    "data-token": token},  # fmt: skip
+        attributes={
+            "data-chart": key,
+            "data-points": str(points),
+            "data-last": raw(last),
+            "data-token": token,
+        },  # fmt: skip
     )
 
 
@@ -168,7 +172,9 @@ def Table(columns: Sequence[str], rows: Sequence[Sequence[Any]], key: str = "") 
 def Pre(text: str, key: str = "") -> None:
     """Preformatted text (prompts, answers, meeting transcripts), escaped."""
     attributes = {"data-text": key} if key else None
-    solara.HTML(tag="div", unsafe_innerHTML=html.escape(text), classes=["mdd-pre"], attributes=attributes)
+    solara.HTML(
+        tag="div", unsafe_innerHTML=html.escape(text), classes=["mdd-pre"], attributes=attributes
+    )
 
 
 @solara.component
@@ -233,7 +239,11 @@ def RoundStatus(model: DashboardModel, tick: int = 0) -> None:
 def RunSettings(model: DashboardModel) -> None:
     """The parameters the current game was built with (the sliders show what the next Reset uses)."""
     labels = solara.use_memo(
-        lambda: {k: v["label"] for k, v in model.page.controls().items() if isinstance(v, dict) and "label" in v},
+        lambda: {
+            k: v["label"]
+            for k, v in model.page.controls().items()
+            if isinstance(v, dict) and "label" in v
+        },
         [model.page.path],
     )  # the sidebar's words, not the code names
     rows = sorted((labels.get(k, k.replace("_", " ")), v) for k, v in model.params.items())
@@ -268,7 +278,9 @@ def export_bytes(model: DashboardModel, kind: str) -> bytes:
         return frame.to_csv().encode()
     buffer = io.BytesIO()
     # object columns (event names, meeting texts) as text: Parquet needs one type per column
-    frame.astype({c: "string" for c in frame.columns if frame[c].dtype == object}).to_parquet(buffer)
+    frame.astype({c: "string" for c in frame.columns if frame[c].dtype == object}).to_parquet(
+        buffer
+    )
     return buffer.getvalue()
 
 

@@ -120,12 +120,23 @@ def checkbox(model_cls: Schema, name: str, *, label: str | None = None) -> dict[
     info = field_of(model_cls, name)
     if info.annotation is not bool:
         raise TypeError(f"{name}: a checkbox needs a bool parameter, not {info.annotation}")
-    return {"type": "Checkbox", "label": label or name.replace("_", " "), "value": bool(info.default)}
+    return {
+        "type": "Checkbox",
+        "label": label or name.replace("_", " "),
+        "value": bool(info.default),
+    }
 
 
 def int_slider(label: str, value: int, low: int, high: int, step: int = 1) -> dict[str, Any]:
     """A slider for a dashboard-side setting (a count of personas, a population size)."""
-    return {"type": "SliderInt", "label": label, "value": value, "min": low, "max": high, "step": step}
+    return {
+        "type": "SliderInt",
+        "label": label,
+        "value": value,
+        "min": low,
+        "max": high,
+        "step": step,
+    }
 
 
 def choice(label: str, value: str, values: list[str]) -> dict[str, Any]:

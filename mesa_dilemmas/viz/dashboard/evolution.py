@@ -36,7 +36,9 @@ OPTIONS = ("population", "games_per_agent", "survivors", "mutation_rate", "thres
 class EvolutionRun:
     """One evolution run stepped a generation at a time (``round`` = generations played)."""
 
-    def __init__(self, game: str, group_size: int, opts: CulturalEvolutionOptions, seed: int) -> None:
+    def __init__(
+        self, game: str, group_size: int, opts: CulturalEvolutionOptions, seed: int
+    ) -> None:
         self.opts = opts
         self.rules = make_game(game, group_size, opts.rounds)
         self.sets = [load_strategy_set(resolve_set_path(s)) for s in opts.sets]
@@ -116,14 +118,16 @@ def Panels(view: EvolutionView, model: DashboardModel) -> None:
     low, high = view.welfare
     payoff = view.mean_payoff[-1] if view.mean_payoff else math.nan
     efficiency = (payoff - low) / (high - low) if high > low else math.nan
-    Metrics([
-        Metric("generation", "generations played", view.generation),
-        Metric("leading_gene", "leading gene", view.genes[lead]),
-        Metric("leading_share", "its share now", view.current[lead]),
-        Metric("mean_payoff", "mean payoff (last generation)", payoff),
-        Metric("welfare_efficiency", "welfare efficiency", efficiency),
-        Metric("finished", "finished", view.finished),
-    ])
+    Metrics(
+        [
+            Metric("generation", "generations played", view.generation),
+            Metric("leading_gene", "leading gene", view.genes[lead]),
+            Metric("leading_share", "its share now", view.current[lead]),
+            Metric("mean_payoff", "mean payoff (last generation)", payoff),
+            Metric("welfare_efficiency", "welfare efficiency", efficiency),
+            Metric("finished", "finished", view.finished),
+        ]
+    )
     generations = list(range(1, view.generation + 1))
     shares = [Series(g, s, x=generations) for g, s in zip(view.genes, view.shares, strict=True)]
     charts = [

@@ -57,21 +57,31 @@ def controls() -> dict[str, Any]:
     out: dict[str, Any] = {
         "n_agents": c.slider(FisheryModel, "n_agents", high=40, label="villagers"),
         "population": c.select(FisheryModel, "population", label="personas (general or typed)"),
-        "altruism_ratio": c.slider(FisheryModel, "altruism_ratio", step=0.05,
-                                   label="share of altruistic villagers (typed)"),  # fmt: skip
+        "altruism_ratio": c.slider(
+            FisheryModel, "altruism_ratio", step=0.05, label="share of altruistic villagers (typed)"
+        ),  # fmt: skip
         "llm_agents": c.slider(FisheryModel, "llm_agents", high=10, label="of which LLM villagers"),
         **c.llm_controls(),
-        "capacity": c.slider(FisheryModel, "capacity", low=50, high=1000, step=10, label="lake capacity"),
+        "capacity": c.slider(
+            FisheryModel, "capacity", low=50, high=1000, step=10, label="lake capacity"
+        ),
         "growth_rate": c.slider(FisheryModel, "growth_rate", step=0.05, label="growth rate r"),
         "catchability": c.slider(FisheryModel, "catchability", low=0.01, high=0.2, step=0.005),
         "collapse_threshold": c.slider(FisheryModel, "collapse_threshold", high=100, step=1),
         "penalty": c.slider(FisheryModel, "penalty", high=30, step=0.5, label="sanction beta"),
-        "punish_cost": c.slider(FisheryModel, "punish_cost", high=10, step=0.5,
-                                label="cost of sanctioning gamma"),  # fmt: skip
-        "punishment_off_at": c.slider(FisheryModel, "punishment_off_at", high=100,
-                                      label="punishment off from round (0: never)"),  # fmt: skip
+        "punish_cost": c.slider(
+            FisheryModel, "punish_cost", high=10, step=0.5, label="cost of sanctioning gamma"
+        ),  # fmt: skip
+        "punishment_off_at": c.slider(
+            FisheryModel,
+            "punishment_off_at",
+            high=100,
+            label="punishment off from round (0: never)",
+        ),  # fmt: skip
         "social_learning": c.checkbox(FisheryModel, "social_learning"),
-        "group_decision": c.checkbox(FisheryModel, "group_decision", label="group decision (norms)"),
+        "group_decision": c.checkbox(
+            FisheryModel, "group_decision", label="group decision (norms)"
+        ),
         "proposal_form": c.select(FisheryModel, "proposal_form"),
         "stop_at_collapse": c.checkbox(FisheryModel, "stop_at_collapse"),
         "rng": c.seed_box(42),
@@ -131,23 +141,31 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
     alive = sum(v.alive for v in view.villagers)
     kinds = Counter(v.disposition for v in view.villagers)
     llm = sum(v.kind == "LLM" for v in view.villagers)
-    population = f"{len(view.villagers)}: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    population = f"{len(view.villagers)}: " + ", ".join(
+        f"{n} {k}" for k, n in sorted(kinds.items())
+    )
     population += f" (of whom {llm} LLM)" if llm else ""
-    Metrics([
-        Metric("population", "villagers", population),
-        Metric("round", "round", view.round),
-        Metric("stock", "lake stock", _last(s["stock"])),
-        Metric("total_harvest", "harvest this round", _last(s["total_harvest"])),
-        Metric("efficiency", "efficiency so far (mean catch ÷ sustainable optimum)", _last(s["efficiency"])),
-        Metric("compliance", "compliance", _last(s["compliance"])),
-        Metric("mean_effort", "mean effort", _last(s["mean_effort"])),
-        Metric("alive", "alive", alive),
-        Metric("deaths", "deaths", _last(s["deaths"])),
-        Metric("punishments", "sanctions this round", _last(s["punishments"])),
-        Metric("norm_similarity", "norm similarity", _last(s["norm_similarity"])),
-        Metric("norm_alignment", "norm alignment", _last(s["norm_alignment"])),
-        Metric("collapsed", "collapsed", view.collapsed),
-    ])
+    Metrics(
+        [
+            Metric("population", "villagers", population),
+            Metric("round", "round", view.round),
+            Metric("stock", "lake stock", _last(s["stock"])),
+            Metric("total_harvest", "harvest this round", _last(s["total_harvest"])),
+            Metric(
+                "efficiency",
+                "efficiency so far (mean catch ÷ sustainable optimum)",
+                _last(s["efficiency"]),
+            ),
+            Metric("compliance", "compliance", _last(s["compliance"])),
+            Metric("mean_effort", "mean effort", _last(s["mean_effort"])),
+            Metric("alive", "alive", alive),
+            Metric("deaths", "deaths", _last(s["deaths"])),
+            Metric("punishments", "sanctions this round", _last(s["punishments"])),
+            Metric("norm_similarity", "norm similarity", _last(s["norm_similarity"])),
+            Metric("norm_alignment", "norm alignment", _last(s["norm_alignment"])),
+            Metric("collapsed", "collapsed", view.collapsed),
+        ]
+    )
     if view.collapsed:
         with solara.Div(attributes={"data-banner": "collapse"}):
             solara.Error(
@@ -155,6 +173,7 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
                 f"threshold {fmt(view.collapse_threshold)} or a villager starved."
             )
     FisheryLake(model)
+
     def per_round(label: str, key: str) -> Series:
         """What happens during a round starts at round 1 (round 0 is the start, nothing fished)."""
         return Series(label, s[key][1:], x=range(1, len(s[key])))
@@ -203,7 +222,10 @@ def NormEvolution(view: FisheryView) -> None:
                 Table(["from round", "policy"], [(r, p) for r, p in reversed(view.norm_history)],
                       key="norm-history")  # fmt: skip
             with solara.Column():
-                Text("(rule villagers: their cap; LLM villagers: their strategy)", bold="Personal norms")
+                Text(
+                    "(rule villagers: their cap; LLM villagers: their strategy)",
+                    bold="Personal norms",
+                )
                 Table(
                     ["villager", "kind", "disposition", "alive", "wealth", "effort", "catch", "personal norm"],
                     [(v.id, v.kind, v.disposition, v.alive, round(v.wealth, 1), round(v.effort, 3),

@@ -91,16 +91,18 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
         return
     broker = _broker_rows(model)
     with solara.Card(f"LLM agents ({model.n_llm_agents} on {run.choice.spec})"):
-        Metrics([
-            Metric("llm_calls", "calls", summary.get("calls", 0)),
-            Metric("llm_provider_calls", "provider calls", summary.get("provider_calls", 0)),
-            Metric("llm_tokens_in", "tokens in", summary.get("tokens_in", 0)),
-            Metric("llm_tokens_out", "tokens out", summary.get("tokens_out", 0)),
-            Metric("llm_cost", "cost (USD)", float(summary.get("cost_usd", 0.0)), 4),
-            Metric("llm_parse_failures", "parse failures", summary.get("parse_failures", 0)),
-            Metric("llm_fallbacks", "fallbacks", summary.get("fallbacks", 0)),
-            Metric("llm_call_errors", "failed calls", summary.get("call_errors", 0)),
-        ])
+        Metrics(
+            [
+                Metric("llm_calls", "calls", summary.get("calls", 0)),
+                Metric("llm_provider_calls", "provider calls", summary.get("provider_calls", 0)),
+                Metric("llm_tokens_in", "tokens in", summary.get("tokens_in", 0)),
+                Metric("llm_tokens_out", "tokens out", summary.get("tokens_out", 0)),
+                Metric("llm_cost", "cost (USD)", float(summary.get("cost_usd", 0.0)), 4),
+                Metric("llm_parse_failures", "parse failures", summary.get("parse_failures", 0)),
+                Metric("llm_fallbacks", "fallbacks", summary.get("fallbacks", 0)),
+                Metric("llm_call_errors", "failed calls", summary.get("call_errors", 0)),
+            ]
+        )
         if summary.get("unpriced_calls"):
             solara.Info(f"{summary['unpriced_calls']} calls have no price (cost counted as 0)")
         by_agent: dict[str, dict[str, Any]] = summary.get("by_agent", {})
@@ -127,7 +129,11 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
                     f"{len(errors)} recent LLM decision(s) had a problem; the latest: "
                     f"{_label(model, latest['agent'])}, {latest['kind']} in round {latest['round']}: "
                     f"{latest['error']}"
-                    + (" (the decision's documented fallback was used)" if latest["fell_back"] else "")
+                    + (
+                        " (the decision's documented fallback was used)"
+                        if latest["fell_back"]
+                        else ""
+                    )
                 )
         labels = [ALL, *dict.fromkeys(_label(model, t.agent) for t in transcripts)]
         with solara.Row():
@@ -145,6 +151,8 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
             else "No LLM call yet: press Step."
         )
         # the filter is echoed by the server: a test can tell the page reacted during a round
-        with solara.Div(attributes={"data-transcripts": str(len(shown)), "data-filter": text_filter}):
+        with solara.Div(
+            attributes={"data-transcripts": str(len(shown)), "data-filter": text_filter}
+        ):
             for t in shown:
                 TranscriptCard(t, _label(model, t.agent))

@@ -139,7 +139,10 @@ class LLMRun:
 
         settings = choice.settings()
         preflight({choice.spec}, settings)
-        root = Path(os.environ.get(RECORD_DIR_ENV) or Path(tempfile.gettempdir()) / "mesa-dilemmas-dashboard")
+        root = Path(
+            os.environ.get(RECORD_DIR_ENV)
+            or Path(tempfile.gettempdir()) / "mesa-dilemmas-dashboard"
+        )
         run_dir = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         return cls(choice, settings, run_dir)
 
@@ -163,7 +166,19 @@ class LLMRun:
             " JOIN (SELECT MAX(id) AS id FROM calls GROUP BY agent_id) last ON c.id = last.id"
         )
         out = []
-        for agent, kind, round_, attempt, source, label, request, response, error, tin, tout in rows:
+        for (
+            agent,
+            kind,
+            round_,
+            attempt,
+            source,
+            label,
+            request,
+            response,
+            error,
+            tin,
+            tout,
+        ) in rows:
             messages = json.loads(request).get("messages", []) if request else []
             out.append(
                 Transcript(

@@ -86,7 +86,9 @@ def build(params: dict[str, Any], seed: int, llm: str | None) -> PortOfMarsModel
 def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
     dv = model.datacollector.model_vars
     rows = len(dv["port_health"])
-    events = [(r, str(e).replace("|", " · ")) for r, e in enumerate(dv["events_this_round"]) if r and e]
+    events = [
+        (r, str(e).replace("|", " · ")) for r, e in enumerate(dv["events_this_round"]) if r and e
+    ]
     players = [
         Player(
             seat=p.seat,
@@ -120,7 +122,9 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
         trades_accepted={k: dv[f"trades_accepted_{k}"][-1] for k in TRADE_KINDS} if rows else {},
         meeting=model.meeting_conversation,
         meeting_round=model.round,
-        meeting_by="no narrator" if narrator is None else str(getattr(narrator, "name", "narrator")),
+        meeting_by="no narrator"
+        if narrator is None
+        else str(getattr(narrator, "name", "narrator")),
         summaries=dict(model.meeting_summaries),
         collapsed=bool(model.collapsed),
         survived=bool(model.survived),
@@ -132,17 +136,25 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
 def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
     t = model.token
     status = "collapsed" if view.collapsed else ("survived" if view.survived else "in play")
-    Metrics([
-        Metric("round", f"round (of {view.n_rounds}, hidden from players)", view.round),
-        Metric("port_health", "port health", view.health[-1] if view.health else None),
-        Metric("events_drawn", "events drawn", view.events_total),
-        Metric("health_coins", "coins to port health", sum(p.health_coins for p in view.players)),
-        Metric("points_total", "points (all players)", sum(p.points for p in view.players)),
-        Metric("dirty_cards", "dirty accomplishments", view.dirty_total[-1] if view.dirty_total else 0),
-        Metric("trades_proposed", "offers", sum(view.trades_proposed.values())),
-        Metric("trades_accepted", "trades", sum(view.trades_accepted.values())),
-        Metric("status", "port", status),
-    ])
+    Metrics(
+        [
+            Metric("round", f"round (of {view.n_rounds}, hidden from players)", view.round),
+            Metric("port_health", "port health", view.health[-1] if view.health else None),
+            Metric("events_drawn", "events drawn", view.events_total),
+            Metric(
+                "health_coins", "coins to port health", sum(p.health_coins for p in view.players)
+            ),
+            Metric("points_total", "points (all players)", sum(p.points for p in view.players)),
+            Metric(
+                "dirty_cards",
+                "dirty accomplishments",
+                view.dirty_total[-1] if view.dirty_total else 0,
+            ),
+            Metric("trades_proposed", "offers", sum(view.trades_proposed.values())),
+            Metric("trades_accepted", "trades", sum(view.trades_accepted.values())),
+            Metric("status", "port", status),
+        ]
+    )
     PortOfMarsSeats(model)
     roles = [p.role for p in view.players]
     names = {p.role: f"{p.role} ({p.label})" for p in view.players}
@@ -172,7 +184,9 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
              "accepted": [view.trades_accepted.get(k, 0) for k in TRADE_KINDS]}),
          list(view.trades_proposed.values())),
     ]  # fmt: skip
-    ChartGrid(charts, t, [("Events drawn", ["round", "events"], list(reversed(view.events)), "events")])
+    ChartGrid(
+        charts, t, [("Events drawn", ["round", "events"], list(reversed(view.events)), "events")]
+    )
     with solara.Card("Players"):
         Table(
             ["seat", "role", "persona", "policy", "points", "coins to health", "dirty bought",
@@ -187,7 +201,9 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
             solara.Success(f"The port survived; winners: {', '.join(view.winners)}")
         elif view.collapsed:
             solara.Error("The port collapsed: nobody wins, final points are 0.")
-    with solara.Card(f"Planning meeting of round {view.meeting_round} (written by {view.meeting_by})"):
+    with solara.Card(
+        f"Planning meeting of round {view.meeting_round} (written by {view.meeting_by})"
+    ):
         if view.meeting:
             Pre(view.meeting, key="meeting")
         else:

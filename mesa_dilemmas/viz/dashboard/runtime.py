@@ -250,7 +250,9 @@ class DashboardModel(mesa.Model):
         tick = play_tick()
         if tick == "current":
             with self._shown:
-                self._shown.wait_for(lambda: self.shown_version >= self.version, self.SHOWN_TIMEOUT_S)
+                self._shown.wait_for(
+                    lambda: self.shown_version >= self.version, self.SHOWN_TIMEOUT_S
+                )
             tick = play_tick()  # ❚❚ may have been pressed meanwhile
         if tick == "stale":
             self.refused_ticks += 1
