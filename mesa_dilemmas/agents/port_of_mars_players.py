@@ -38,6 +38,7 @@ from mesa_dilemmas.agents.port_of_mars_narrator import MEETING_WRITERS, PortOfMa
 from mesa_dilemmas.agents.port_of_mars_personas import (
     CULTURAL_GROUPS,
     CULTURAL_PRESETS,
+    RESOURCES,
     TRAIT_PRESETS,
     TRAIT_SETS,
     PlayerParams,
@@ -55,7 +56,6 @@ from mesa_dilemmas.agents.port_of_mars_personas import (
 if TYPE_CHECKING:
     import mesa
 
-RESOURCES: tuple[str, ...] = ("culture", "finance", "government", "legacy", "science")
 
 #: added to a leader's calm-round health share and shortfall share (the leadership rule)
 LEADER_HEALTH_BONUS = 0.15

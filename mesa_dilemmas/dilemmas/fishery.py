@@ -360,7 +360,8 @@ class FisheryModel(DilemmaModel):
         return players
 
     def living(self) -> list[Villager]:
-        return [v for v in self.villagers if self.alive[v.slot]]
+        """The living villagers in seat order: the model's AgentSet (the starved are removed)."""
+        return list(self.agents)
 
     def public_table(self) -> list[dict[str, Any]]:
         """What every villager sees of the others: effort and total payoff (wealth)."""

@@ -25,12 +25,12 @@ Choices made where the original is ambiguous (see ``docs/port_of_mars.md``):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mesa_dilemmas.agents.decisions import ChoiceSpec, NumberSpec
+from mesa_dilemmas.dilemmas.norms import plurality_vote
 from mesa_dilemmas.dilemmas.port_of_mars_cards import RESOURCES, EventCard
 from mesa_dilemmas.dilemmas.port_of_mars_specs import BudgetSpec
 
@@ -74,14 +74,6 @@ class RoundEffects:
 
 
 Resolver = Callable[["PortOfMarsModel", EventCard], None]
-
-
-def _plurality(model: PortOfMarsModel, votes: list[str]) -> str:
-    """The most-voted option; ties broken uniformly among the tied options."""
-    counts = Counter(votes)
-    best = max(counts.values())
-    tied = sorted(o for o, n in counts.items() if n == best)
-    return tied[int(model.rng.integers(len(tied)))] if len(tied) > 1 else tied[0]
 
 
 def _health(model: PortOfMarsModel, card: EventCard) -> None:
@@ -263,7 +255,7 @@ def _vote_for_player(model: PortOfMarsModel, card: EventCard, question: str, sta
         )
         for p in model.players
     ]
-    winner = _plurality(model, model.ask_all(decisions))
+    winner = plurality_vote(model.ask_all(decisions), model.rng)
     return model.roles.index(winner)
 
 
