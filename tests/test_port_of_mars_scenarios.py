@@ -121,3 +121,14 @@ def test_analyse_port_of_mars_writes_the_meeting_tests_and_the_leadership_table(
     table = pd.read_csv(lead / "analysis" / "leadership.csv")
     assert set(table["leader"]) == {"svo-15", "svo60"} and (table["runs"] == 3).all()
     assert table["survival"].between(0, 1).all()
+
+
+@pytest.mark.parametrize("name", ["svo_rule_based", "cultural_groups", "communication", "traits"])
+def test_rule_scenarios_run_at_size_without_an_over_long_meeting(name, tmp_path):
+    """Regression: the rule meeting writer once wrote 912 characters into a 900-character
+    meeting and stopped the run; long games (many needs and offers) come up at this size."""
+    from mesa_dilemmas.scenarios.runner import run_scenario
+
+    out = run_scenario(f"port_of_mars/{name}", out_dir=tmp_path / "r", progress=False,
+                       overrides=["replications=80"])  # fmt: skip
+    assert out.summary["n_runs"] >= 80

@@ -101,7 +101,7 @@ class PortOfMarsRuleNarrator(RulePolicy):
                 )
         lines.append(PLAN.format(target=f"{target:g}"))
         return {
-            "conversation": "\n".join(lines),
+            "conversation": _within(lines, decision),
             "pledges": pledges,
             "offers": offers,
             "needs": needs,
@@ -140,3 +140,15 @@ class PortOfMarsRuleNarrator(RulePolicy):
 
 #: who writes the meeting without an LLM (a population's ``roles.meeting = { rule = "rule" }``)
 MEETING_WRITERS: dict[str, Any] = {"rule": lambda **_: PortOfMarsRuleNarrator()}
+
+
+def _within(lines: list[str], decision: Decision) -> str:
+    """The conversation within the meeting spec's length: the last lines before the closing
+    plan (trade offers) go first; the plan line, which the notes are read from, always stays."""
+    spec = getattr(decision.spec, "fields", {}).get("conversation")
+    limit = getattr(spec, "max_chars", None)
+    body, plan = list(lines[:-1]), lines[-1]
+    while limit is not None and body and len("\n".join([*body, plan])) > limit:
+        body.pop()
+    text = "\n".join([*body, plan])
+    return text if limit is None else text[:limit]
