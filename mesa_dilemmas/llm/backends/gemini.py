@@ -16,7 +16,13 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, status_error, transport_errors
+from mesa_dilemmas.llm.backends import (
+    PerLoop,
+    RemoteBackend,
+    retry_after_seconds,
+    status_error,
+    transport_errors,
+)
 from mesa_dilemmas.llm.errors import TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -24,21 +30,6 @@ from mesa_dilemmas.llm.specs import ModelSpec
 
 RETRYABLE = {408, 429, 500, 502, 503, 504}
 REFUSALS = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY"}
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """``Retry-After`` in seconds (integer or float form), when the server sent one."""
-    if headers is None:
-        return None
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) / divisor)
-        except ValueError:
-            continue
-    return None
 
 
 class GeminiBackend(RemoteBackend):
