@@ -115,7 +115,13 @@ def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
             "local", cache=False, answer_retries=0, max_tokens=max_tokens, run_seed=0
         )
         local = policy.settings.local
-        llm, lock = load_model(str(policy.spec.model), local.n_ctx, local.n_threads, local.n_batch)
+        # a fixed window both sides share ("auto" would size it from the first prompt)
+        window = 2048 if local.n_ctx == "auto" else local.n_ctx
+        policy = make_policy(
+            "local", cache=False, answer_retries=0, max_tokens=max_tokens, run_seed=0,
+            local={**local.model_dump(), "n_ctx": window},
+        )  # fmt: skip
+        llm, lock = load_model(str(policy.spec.model), window, local.n_threads, local.n_batch)
 
         def raw(req: dict) -> int:
             with lock:

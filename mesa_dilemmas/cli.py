@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import shutil
 import sys
+import textwrap
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw
 from mesa_dilemmas.scenarios.runner import RunStopped
@@ -27,11 +33,43 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     names = bundled_scenarios()
-    width = max((len(n) for n in names), default=0)
-    for name in names:
-        description = load_raw(name).get("description", "").strip().splitlines()
-        print(f"{name:<{width}}  {description[0] if description else ''}")
+    descriptions = {n: " ".join(load_raw(n).get("description", "").split()) for n in names}
+    print(scenario_listing(descriptions, shutil.get_terminal_size((100, 24)).columns))
     return 0
+
+
+def scenario_listing(descriptions: dict[str, str], columns: int) -> str:
+    """Names and descriptions wrapped to ``columns``: the description hangs beside the name,
+    or (in a narrow terminal) goes below it, indented."""
+    columns = max(columns, 40)
+    width = max((len(n) for n in descriptions), default=0)
+    beside = width + 2 + 30 <= columns
+    lines = []
+    for name, text in descriptions.items():
+        if beside:
+            indent = " " * (width + 2)
+            lines.append(
+                textwrap.fill(
+                    text or "-",
+                    columns,
+                    initial_indent=f"{name:<{width}}  ",
+                    subsequent_indent=indent,
+                    break_on_hyphens=False,
+                )
+            )
+        else:
+            lines.append(name)
+            if text:
+                lines.append(
+                    textwrap.fill(
+                        text,
+                        columns,
+                        initial_indent="    ",
+                        subsequent_indent="    ",
+                        break_on_hyphens=False,
+                    )
+                )
+    return "\n".join(lines)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -48,28 +86,87 @@ def cmd_run(args: argparse.Namespace) -> int:
         force_processes=args.force_processes,
         yes=args.yes,
     )
-    overall = outcome.summary.get("overall", {})
-    shown = ", ".join(
-        f"{k}={v['mean']:.3g}±{v['sem']:.2g}"
-        for k, v in list(overall.items())[:4]
-        if isinstance(v.get("mean"), float | int) and isinstance(v.get("sem"), float | int)
-    )
-    print(
-        f"{outcome.summary.get('n_runs', 0)} runs in {outcome.wall_time:.1f}s -> {outcome.out_dir}"
-    )
-    if shown:
-        print(f"overall: {shown}")
+    summary_file = outcome.out_dir / "summary.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.exists() else outcome.summary
+    print(f"{summary.get('n_runs', 0)} runs in {outcome.wall_time:.1f}s -> {outcome.out_dir}")
+    table = summary_table(summary)
+    if table:
+        print(table)
     if args.figures:
-        return cmd_figures(argparse.Namespace(run_dir=str(outcome.out_dir)))
+        return cmd_figures(argparse.Namespace(run_dir=str(outcome.out_dir), format=args.format))
     return 0
+
+
+#: the metrics shown per grid cell after a run (the first ones of summary.json's ``overall``)
+SUMMARY_METRICS = 4
+#: at most this many cells are printed; the rest are in summary.json
+SUMMARY_CELLS = 24
+
+
+def _mean_sem(block: dict[str, Any] | None) -> str:
+    if not isinstance(block, dict) or not isinstance(block.get("mean"), float | int):
+        return "-"
+    sem = block.get("sem")
+    sem_txt = f"±{sem:.2g}" if isinstance(sem, float | int) and math.isfinite(sem) else ""
+    return f"{block['mean']:.3g}{sem_txt}"
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    """One row per grid cell (mean ± s.e.m. of the first metrics), from ``summary.json``;
+    one ``overall`` row when the run has no grid."""
+    overall = summary.get("overall") or {}
+    metrics = [k for k, v in overall.items() if isinstance(v, dict) and "mean" in v]
+    metrics = metrics[:SUMMARY_METRICS]
+    if not metrics:
+        return ""
+    groups = summary.get("groups") or []
+    keys = list(dict.fromkeys(k for g in groups for k in g.get("params", {})))
+
+    def value(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v)
+
+    def row(cell: list[str], n_runs: Any, block: dict[str, Any]) -> list[str]:
+        return [*cell, str(n_runs), *(_mean_sem(block.get(m)) for m in metrics)]
+
+    if groups:
+        header = [*keys, "runs", *metrics]
+        rows = [
+            row([value(g["params"].get(k)) for k in keys], g.get("n_runs", ""), g["metrics"])
+            for g in groups[:SUMMARY_CELLS]
+        ]
+    else:
+        header = ["", "runs", *metrics]
+        rows = [row(["overall"], summary.get("n_runs", ""), overall)]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    if len(groups) > SUMMARY_CELLS:
+        lines.append(f"... {len(groups) - SUMMARY_CELLS} more cells in summary.json")
+    if groups:
+        lines.append("(mean±s.e.m. over the runs of each cell)")
+    return "\n".join(lines)
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
     from mesa_dilemmas.viz.figures import render_figures
 
-    for path in render_figures(Path(args.run_dir)):
+    for path in render_figures(Path(args.run_dir), fmt=args.format):
         print(path)
     return 0
+
+
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--format png|svg|pdf`` for commands that draw figures."""
+    from mesa_dilemmas.viz.saving import DPI, FORMATS
+
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="png",
+        help=f"figure file format (default png at {DPI} dpi; svg and pdf are vector)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,11 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--figures", action="store_true", help="render the scenario's figures afterwards"
     )
+    add_format_argument(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("figures", help="render a finished run's figures (PNG)")
+    p = sub.add_parser("figures", help="render a finished run's figures (PNG, SVG or PDF)")
     p.add_argument("run_dir")
+    add_format_argument(p)
     p.set_defaults(func=cmd_figures)
 
     if ANALYSE_MODULES:
@@ -151,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

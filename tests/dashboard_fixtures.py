@@ -218,13 +218,29 @@ def control(tab: Any, label: str) -> Any:
     return tab.locator(".v-input", has=tab.locator("label", has_text=pattern))
 
 
+#: true once the value box beside the slider labelled ``label`` (a regex source) shows the
+#: slider's value: the box is drawn from the server's value, so the server has the change
+SLIDER_SYNCED = """(label) => {
+  const re = new RegExp(label);
+  for (const p of document.querySelectorAll('[data-param]')) {
+    const lab = p.querySelector('label');
+    if (!lab || !re.test(lab.textContent.trim())) continue;
+    const thumb = p.querySelector('[role=slider]'), box = p.querySelector('input[type=number]');
+    return !!thumb && !!box &&
+      parseFloat(box.value) === parseFloat(thumb.getAttribute('aria-valuenow'));
+  }
+  return false;
+}"""
+
+
 def move_slider(tab: Any, label: str, steps: int) -> int:
-    """Move a slider by ``steps`` (keyboard arrows, as a user can); returns its new value."""
+    """Move a slider by ``steps`` (keyboard arrows, as a user can) and wait until the server
+    has the new value (its value box shows it); returns the new value."""
     thumb = control(tab, label).locator("[role=slider]")
     thumb.focus()
     for _ in range(abs(steps)):
         tab.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
-    tab.wait_for_timeout(250)
+    tab.wait_for_function(SLIDER_SYNCED, arg="^" + re.escape(label) + r"(?!\w)")
     return int(float(thumb.get_attribute("aria-valuenow") or 0))
 
 

@@ -46,7 +46,10 @@ def test_scenarios_lists_bundled_with_descriptions(capsys):
             'game = "fishery"\n[grid]\npenalty = [2.0, -1.0]\n',
             "grid.penalty: Input should be greater than or equal to 0",
         ),
-        ('game = "fishery"\nreplicates = 3\n', "replicates: unknown key; allowed:"),
+        (
+            'game = "fishery"\nreplicates = 3\n',
+            "replicates: unknown key (did you mean 'replications'?); allowed:",
+        ),
         ('game = "tennis"\n', "game: unknown game 'tennis'; allowed:"),
         (
             'game = "fishery"\n[params]\npopulation = "aliens"\n',

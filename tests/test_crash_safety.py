@@ -98,3 +98,26 @@ def test_sigkill_mid_run_then_resume_is_identical(tmp_path):
     assert code == 0, err
     assert (out / "runs.parquet").read_bytes() == (clean / "runs.parquet").read_bytes()
     assert not list(out.rglob("*.tmp"))
+
+
+def test_resuming_a_finished_run_runs_nothing_again(tmp_path):
+    """A finished self-play run keeps no chunks: resuming it says so and rewrites nothing."""
+    out = tmp_path / "run"
+    args = ["run", "public_goods/self_play", "--set", "options.samples=2",
+            "--set", "options.group_sizes=[4]"]  # fmt: skip
+    assert run_cli([*args, "--out", str(out)])[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    code, err = run_cli([*args, "--resume", str(out)])
+    assert code == 0 and "finished earlier; nothing to resume" in err, err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_resuming_a_finished_sweep_reads_its_chunks_and_runs_none_again(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli(["run", *CHUNKED, "--out", str(out)])[0] == 0
+    chunks = {p: p.stat().st_mtime_ns for p in (out / "partial").iterdir()}
+    first = pd.read_parquet(out / "runs.parquet")
+    code, err = run_cli(["run", *CHUNKED, "--resume", str(out)])
+    assert code == 0, err
+    assert {p: p.stat().st_mtime_ns for p in (out / "partial").iterdir()} == chunks
+    pd.testing.assert_frame_equal(first, pd.read_parquet(out / "runs.parquet"))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from dashboard_fixtures import (  # noqa: F401
     LLM_ROUND_TIMEOUT_MS,
+    SLIDER_SYNCED,
     browser_fixture,
     chart,
     choose,
@@ -178,14 +179,14 @@ def test_a_game_that_cannot_be_built_is_an_error_on_the_page(tab) -> None:
     thumb = control(tab, "multiplier k").locator("[role=slider]")
     thumb.focus()
     tab.keyboard.press("End")  # k = 8 >= n = 4: the Public Goods rules refuse it
-    tab.wait_for_timeout(250)
+    tab.wait_for_function(SLIDER_SYNCED, arg="^multiplier k")
     reset(tab)
     assert status(tab)[0] == "error"
     assert "k:" in tab.locator("[data-error]").inner_text()
     tab.keyboard.press("Home")
     thumb.focus()
     tab.keyboard.press("Home")  # k = 1.1: a valid game again
-    tab.wait_for_timeout(250)
+    tab.wait_for_function(SLIDER_SYNCED, arg="^multiplier k")
     reset(tab)
     assert status(tab) == ("ready", 0) and step(tab) == 1
 
@@ -248,6 +249,7 @@ def test_llm_players_on_the_local_model_without_freezing_the_page(tab) -> None:
     tab.wait_for_selector("[data-status='ready'][data-round='1']", timeout=LLM_ROUND_TIMEOUT_MS)
     assert tab.locator("[data-transcripts]").get_attribute("data-transcripts") == "0"
     type_into(tab, "search prompts and answers", "")
+    tab.wait_for_selector("[data-filter='']", state="attached")  # the server has the empty filter
     assert tab.locator("[data-transcripts]").get_attribute("data-transcripts") == str(n)
     assert metric(tab, "llm_calls") >= n and metric(tab, "llm_tokens_in") > 0
     assert metric(tab, "llm_tokens_out") > 0 and metric(tab, "llm_cost") == 0
@@ -258,7 +260,7 @@ def test_llm_players_on_the_local_model_without_freezing_the_page(tab) -> None:
     assert metric(tab, "llm_calls") >= calls + n
     assert chart(tab, "cooperation_rate")[0] == 2
     choose(tab, "agent", "player 0 (LLM)")
-    assert tab.locator("[data-transcripts]").get_attribute("data-transcripts") == "1"
+    tab.wait_for_selector("[data-transcripts='1']", state="attached")  # one agent's calls only
     screenshot(tab, "public_goods_llm")
 
 

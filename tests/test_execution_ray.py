@@ -84,8 +84,9 @@ def test_a_batch_sweep_gives_identical_results_locally_and_on_ray(local_ray, tmp
     pd.testing.assert_frame_equal(local[0], on_ray[0])
     pd.testing.assert_frame_equal(local[1], on_ray[1])
     assert local[2] == on_ray[2]
-    # 5 seeds over 2 workers: chunks of ceil(5 / (4 * 2)) = 1 seed, saved as they arrive
-    assert len(list((tmp_path / "ray" / "partial").glob("chunk_*.parquet"))) == 5
+    # 5 replications x 4 cells over 2 workers: 4 chunks per worker (of 2 or 3 runs, cutting
+    # replications apart), saved as they arrive
+    assert len(list((tmp_path / "ray" / "partial").glob("chunk_*.parquet"))) == 8
 
 
 def test_resume_on_ray_runs_only_the_missing_chunks(local_ray, tmp_path):

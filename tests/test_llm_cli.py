@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from llm_fixtures import llm_env, needs_local  # noqa: F401
+from llm_servers.responder import Reply
 from llm_servers.wire import Faults, WireServer
 
 from mesa_dilemmas.llm.cache import ResponseCache
@@ -35,12 +36,39 @@ def test_check_makes_one_call(provider: str, capsys: pytest.CaptureFixture) -> N
     out = capsys.readouterr().out
     mode = "json_schema" if provider == "openai" else "native"
     assert f"native    {mode}" in out
+    # the scripted server answers with a sentence, not the word asked for: reachable, and said
     assert (
-        f"{provider}:test-model  ok" in out
+        f"{provider}:test-model  reachable, but the answer is not the expected 'OK'" in out
         and "latency" in out
         and "tokens" in out
         and "answer" in out
+        and "expected  no" in out
     )
+
+
+@pytest.mark.parametrize(
+    ("reply", "finish", "status", "expected"),
+    [
+        ("OK.", "stop", "ok", "yes"),
+        ("I'm sorry for your loss, and", "length", "reachable, but the answer is not", "no"),
+    ],
+)
+def test_check_says_whether_the_answer_was_the_expected_one(
+    reply: str, finish: str, status: str, expected: str, capsys: pytest.CaptureFixture
+) -> None:
+    """One server answers OK, one answers something else and is cut off at the length limit:
+    the check says which, with the finish reason and the prompt's token count."""
+    with WireServer(responder=lambda req: Reply(reply, finish_reason=finish)) as server:
+        assert cli("llm", "check", "openai:m", "--base-url", f"{server.url}/v1") == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"openai:m  {status}")
+    assert f"expected  {expected}  ('Reply with the single word OK.')" in out
+    assert f"finish    {finish}" in out
+    if finish == "length":
+        assert "cut off at --max-tokens 16" in out
+    tokens_in = int(out.split("tokens    ")[1].split(" in")[0])
+    assert tokens_in > 0
+    assert f"window not known tokens; the check prompt is {tokens_in} tokens" in out
 
 
 def test_check_reports_failures_and_missing_keys(capsys: pytest.CaptureFixture) -> None:
@@ -57,7 +85,13 @@ def test_check_reports_failures_and_missing_keys(capsys: pytest.CaptureFixture) 
 def test_check_local(capsys: pytest.CaptureFixture) -> None:
     assert cli("llm", "check", "local", "--max-tokens", "4") == 0
     out = capsys.readouterr().out
-    assert "local:SmolLM2-135M-Instruct.Q4_1.gguf  ok" in out
+    assert out.startswith("local:SmolLM2-135M-Instruct.Q4_1.gguf  ")
+    answer = out.split("answer    ")[1].splitlines()[0]
+    said_ok = answer.strip("'\" .").lower() == "ok"
+    assert f"expected  {'yes' if said_ok else 'no'}" in out
+    # the local backend counts the prompt with the model's tokenizer: the same as it used
+    tokens_in = int(out.split("tokens    ")[1].split(" in")[0])
+    assert f"window 2048 tokens; the check prompt is {tokens_in} tokens" in out
 
 
 def test_cache_stats_and_clear(capsys: pytest.CaptureFixture) -> None:

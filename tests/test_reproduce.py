@@ -42,3 +42,48 @@ def test_reproduce_refuses_a_non_empty_out_dir(tmp_path):
     (tmp_path / "x").write_text("keep me")
     result = cli("reproduce", "--tiny", "--out", str(tmp_path))
     assert result.returncode == 2 and (tmp_path / "x").read_text() == "keep me"
+
+
+def test_a_resumed_reproduction_reuses_finished_runs_and_refuses_another_mode(tmp_path):
+    out = tmp_path / "rep"
+    first = cli("reproduce", "--tiny", "--only", "shock", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    steps = (out / "runs" / "shock" / "steps.parquet").read_bytes()
+    again = cli("reproduce", "--tiny", "--only", "shock", "--resume", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "shock finished earlier" in again.stdout
+    assert "reusing shock" in (out / "reproduction.md").read_text()
+    assert (out / "runs" / "shock" / "steps.parquet").read_bytes() == steps  # not run again
+    other = cli("reproduce", "--quick", "--only", "shock", "--resume", str(out))
+    assert other.returncode == 2 and "not a --quick run" in other.stderr
+
+
+def test_reproduce_refuses_more_processes_than_cores(tmp_path):
+    result = cli("reproduce", "--tiny", "--processes", "100000", "--out", str(tmp_path / "r"))
+    assert result.returncode == 2 and "--processes" in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_robustness_section_reports_each_finding_with_its_failures():
+    from mesa_dilemmas.analysis.fishery_calibration import Robustness
+    from mesa_dilemmas.analysis.reproduction import (
+        Outcome,
+        Report,
+        Verdict,
+        _robustness_section,
+    )
+
+    z = {"shock": 2.0, "beta": 1.0, "harsh": 3.0, "rich": -1.0}
+    report = Report("quick")
+    report.robustness = Robustness(
+        6, {"catchability": 0.04}, z, [("catchability x0.75", {}, {**z, "beta": -2.1})]
+    )
+    report.outcomes = [
+        Outcome(c, Verdict("x", "t", "reproduced"), None) for c in CLAIMS if c.finding
+    ]
+    lines = "\n".join(_robustness_section(report))
+    assert "## Robustness of paper 003's findings" in lines
+    beta = next(line for line in lines.splitlines() if line.startswith("| Fig. 3"))
+    assert "0/1 (0%)" in beta and "everywhere (z from -2.1 to -2.1)" in beta
+    harsh = next(line for line in lines.splitlines() if "harsh lake" in line)
+    assert "1/1 (100%)" in harsh

@@ -390,17 +390,60 @@ def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
                    f"Mann-Whitney, {p_text(p)}", direction(float(sel.mean() - alt.mean()), p))  # fmt: skip
 
 
+EFFORT_COMPLIANCE_NOTE = (
+    "few villagers keep their effort within the cap in either arm (a fine costs wealth but does "
+    "not change the punished villager's strategy, so efforts stay high), so the difference is "
+    "small against its noise; the direction holds, and the effort rise and stock drop behind it "
+    "hold in every neighbour of the robustness check."
+)
+CR_PEAK_NOTE = (
+    "over-cooperation appears from n = 16 on and grows with the group (the peak moves from 88% "
+    "towards two-thirds collective); in groups of four the welfare at 100% collective equals the "
+    "peak within its standard error.  The reference collective set mixes unconditional and "
+    "conditional cooperators; the paper's clearest peaks (at about half collective) come from "
+    "LLM-written collective strategies that cooperate regardless.  Point options.collective_set "
+    "at LLM-written sets to test the claim as the paper makes it."
+)
+CP_SIZE_NOTE = (
+    "the claim is about LLM-written strategies; the reference collective set stands in for them "
+    "and its conditional strategies react to the share of opponents who cooperated.  Our best "
+    "explanation (not measured separately): in a group of four one random defection (the set "
+    "holds rnd(0.9), rnd(0.75) and proportional tit-for-tat) is a third of the opponents and trips the "
+    "quarter thresholds of grim(0.25) and tft(0.75), and in this game a round of mutual "
+    "defection empties the pool, while in large groups the noise averages out below the "
+    "thresholds - so all-collective groups do better, not worse, as they grow.  Point "
+    "options.collective_set at LLM-written sets to test the claim as the paper makes it."
+)
+RICH_LAKE_NOTE = (
+    "in the paper's model a villager's payoff rewards its own catch at once, so payoff-biased "
+    "imitation spreads the selfish strategy through a mixed group within a few rounds (final mean "
+    "effort about 0.93 in mixed groups, as in all-selfish ones); at catchability 0.04 that effort "
+    "takes about as much per round as logistic regrowth at r = 0.6 replaces, so those lakes decline "
+    "slowly, while altruists (effort about 0.5) keep the lake near capacity and never catch less "
+    "than they need.  Parameter points that make rich-lake altruists starve exist, but there strong "
+    "punishment shortens survival, reversing Fig. 3 (docs/fishery.md, calibration table); the "
+    "robustness section shows the direction fails across the whole neighbourhood."
+)
+SHOCK_HARVEST_NOTE = (
+    "compliance read as harvest within the cap (h <= G) hardly moves because switching punishment "
+    "off lowers the stock, and with it every catch, so catches slip under G while effort rises; "
+    "the effort-based reading and the stock carry the effect.  In the paper's model a fine only "
+    "costs wealth and does not change the punished villager's strategy, so deterrence works only "
+    "through imitation and the effect is smaller than the paper's figure."
+)
+
+
 CLAIMS = [
-    Claim("003", "Fig. 2", "Switching punishment off at t = 15 lowers compliance with the group norm over the next ten rounds", "shock", judge_shock_compliance),
-    Claim("003", "Fig. 2", "The same, read as effort compliance (efforts at or below the one that meets the cap at the current stock; ours, next to the harvest-based reading)", "shock", judge_shock_effort_compliance),
-    Claim("003", "Fig. 2", "Without punishment the fish stock declines faster than with punishment kept", "shock", judge_shock_stock),
-    Claim("003", "Fig. 3", "Stronger punishment lengthens the group's survival at moderate growth rates", "beta_r", judge_beta_survival),
-    Claim("003", "Fig. 12", "In a harsh lake all-altruistic groups survive longer than all-selfish ones", "altruism", judge_altruism_harsh),
-    Claim("003", "Fig. 12", "In a rich lake all-selfish groups survive longer than all-altruistic ones (altruists under-harvest and starve)", "altruism", judge_altruism_rich_selfish),
-    Claim("003", "Fig. 12", "In a rich lake mixed groups survive longest", "altruism", judge_altruism_rich),
+    Claim("003", "Fig. 2", "Switching punishment off at t = 15 lowers compliance with the group norm over the next ten rounds", "shock", judge_shock_compliance, finding="shock", note=SHOCK_HARVEST_NOTE),
+    Claim("003", "Fig. 2", "The same, read as effort compliance (efforts at or below the one that meets the cap at the current stock; ours, next to the harvest-based reading)", "shock", judge_shock_effort_compliance, finding="shock", note=EFFORT_COMPLIANCE_NOTE),
+    Claim("003", "Fig. 2", "Without punishment the fish stock declines faster than with punishment kept", "shock", judge_shock_stock, finding="shock"),
+    Claim("003", "Fig. 3", "Stronger punishment lengthens the group's survival at moderate growth rates", "beta_r", judge_beta_survival, finding="beta"),
+    Claim("003", "Fig. 12", "In a harsh lake all-altruistic groups survive longer than all-selfish ones", "altruism", judge_altruism_harsh, finding="harsh"),
+    Claim("003", "Fig. 12", "In a rich lake all-selfish groups survive longer than all-altruistic ones (altruists under-harvest and starve)", "altruism", judge_altruism_rich_selfish, finding="rich", note=RICH_LAKE_NOTE),
+    Claim("003", "Fig. 12", "In a rich lake mixed groups survive longest", "altruism", judge_altruism_rich, finding="rich", note=RICH_LAKE_NOTE),
     Claim("002", "Sec. 5.2, Fig. 2", "Public Goods: social welfare rises as more of the group follows collective strategies (reference sets stand in for LLM-written ones)", "pg_self_play", judge_pg_rises),
-    Claim("002", "Sec. 5.2, Fig. 3", "Collective Risk: welfare peaks before the group is fully collective (over-cooperation)", "cr_self_play", judge_cr_peak),
-    Claim("002", "Sec. 5.2, Fig. 4", "Common Pool: outcomes get worse as the group grows", "cp_self_play", judge_cp_group_size),
+    Claim("002", "Sec. 5.2, Fig. 3", "Collective Risk: welfare peaks before the group is fully collective (over-cooperation)", "cr_self_play", judge_cr_peak, note=CR_PEAK_NOTE),
+    Claim("002", "Sec. 5.2, Fig. 4", "Common Pool: outcomes get worse as the group grows", "cp_self_play", judge_cp_group_size, note=CP_SIZE_NOTE),
     Claim("002", "Sec. 6.2, Table 2", "Public Goods cultural evolution: the exploitative attitude takes over at both group sizes", "pg_evolution", judge_pg_exploitative_wins),
     Claim("002", "Sec. 6.2, Table 2", "Common Pool at n = 4: the collective attitude wins (group selection)", "cp_evolution", judge_cp_group_selection),
     Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles put more coins into port health", "pom_svo", judge_pom_health),

@@ -233,6 +233,8 @@ class FisheryModel(DilemmaModel):
         self.harvest = np.zeros(n)
         self.alive = np.ones(n, dtype=bool)
         self.punished = np.zeros(n, dtype=int)
+        #: this round's sanctions as (punisher slot, punished slot), in the order they were given
+        self.sanctions: list[tuple[int, int]] = []
         self.villagers: list[Villager] = []
         self.language = np.zeros(n, dtype=bool)  # villagers whose norms are text (LLM villagers)
 
@@ -429,6 +431,7 @@ class FisheryModel(DilemmaModel):
 
     def phase_punish(self) -> None:
         self.punishments = 0
+        self.sanctions = []
         self.punishment_active = self.punishment and not (
             self.punishment_off_at and self.round >= self.punishment_off_at
         )
@@ -465,6 +468,7 @@ class FisheryModel(DilemmaModel):
             victim = by_id[int(target)]
             self.round_payoff[v.slot] -= self.punish_cost  # gamma * B, B an indicator
             self.punished[victim.slot] += 1
+            self.sanctions.append((v.slot, victim.slot))
             self.punishments += 1
         # beta * V with V the indicator "was punished this round" (paper 003, Sec. 3.1.2): one fine
         # however many punish; ``fine_per_punisher`` (our option) charges beta per punisher instead

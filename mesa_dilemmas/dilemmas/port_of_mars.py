@@ -402,6 +402,8 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.n_events = 0
         self.meeting_held = False
         self.meeting_conversation: str | None = None
+        #: port health when this round's meeting sat (after wear and events, before investment)
+        self.meeting_health = self.START_HEALTH
         self.meeting_summaries: dict[str, str] = {}
         self.pledges: dict[str, int] | None = None
         self.market: dict[str, dict[str, list[str]]] | None = None
@@ -578,6 +580,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
 
     def phase_meeting(self) -> None:
         """The round's planning meeting (:mod:`.port_of_mars_meeting`), unless off or silenced."""
+        self.meeting_health = self.health
         if not self.meeting or self.effects.chat_closed or self.broker.narrator is None:
             return
         run_meeting(self)

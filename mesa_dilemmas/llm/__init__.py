@@ -26,6 +26,7 @@ from mesa_dilemmas.llm.checks import bundled_model_path, check_spec, preflight, 
 from mesa_dilemmas.llm.errors import (
     BudgetExceeded,
     CallFailed,
+    ContextOverflow,
     LLMConfigError,
     ProviderRejected,
     ReplayMiss,
@@ -38,6 +39,7 @@ from mesa_dilemmas.llm.specs import parse_spec
 __all__ = [
     "BudgetExceeded",
     "CallFailed",
+    "ContextOverflow",
     "LLMConfigError",
     "LLMPolicy",
     "LLMSettings",

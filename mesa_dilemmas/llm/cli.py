@@ -1,8 +1,11 @@
 """``mesa-dilemmas llm ...``: check a provider, inspect and clear the response cache.
 
 ``llm check PROVIDER:MODEL`` makes one tiny real call (never from the cache) and
-prints latency, tokens and the answer -- the quickest way to see that a key, a
-base URL or a local model works before starting a long run.
+prints latency, tokens, the answer, whether it is the expected one ("OK") and why the
+reply ended, and the context window -- the quickest way to see that a key, a base URL
+or a local model works before starting a long run.  The exit code is 0 whenever the
+call succeeded (a model that answers something else is reachable, and says so); 1 when
+it failed, 2 for a configuration error, 3 for what would stop a run.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
 from datetime import UTC, datetime
@@ -24,6 +28,20 @@ from mesa_dilemmas.llm.request import ChatRequest, Message
 from mesa_dilemmas.llm.settings import LLMSettings
 
 CHECK_PROMPT = "Reply with the single word OK."
+#: the answer the check prompt asks for
+CHECK_EXPECTED = "ok"
+
+
+def answered_as_asked(answer: str) -> bool:
+    """Whether a reply to :data:`CHECK_PROMPT` is the single word OK (any case, quotes and
+    punctuation around it ignored)."""
+    return re.sub(r"[^a-z]", "", answer.lower()) == CHECK_EXPECTED
+
+
+def _finish_text(reason: str | None, max_tokens: int) -> str:
+    if reason == "length":
+        return f"length  (cut off at --max-tokens {max_tokens})"
+    return f"{reason}  (the model ended its reply)" if reason == "stop" else str(reason)
 
 
 def register(subparsers: Any) -> None:
@@ -97,13 +115,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     except CallFailed as exc:
         print(f"{spec_text}: FAILED: {redact(str(exc))}", file=sys.stderr)
         return 1
-    answer = response.refusal or response.text
-    print(f"{spec.label}  ok")
+    answer = (response.refusal or response.text).strip()
+    as_asked = answered_as_asked(answer)
+    prompt_tokens, window = client.backend.context_info(request)
+    if prompt_tokens is None:
+        prompt_tokens = response.tokens_in or None
+    status = "ok" if as_asked else "reachable, but the answer is not the expected 'OK'"
+    print(f"{spec.label}  {status}")
     print(f"  latency   {latency:.3f} s")
     print(f"  tokens    {response.tokens_in} in, {response.tokens_out} out")
-    print(f"  finish    {response.finish_reason}")
+    print(f"  finish    {_finish_text(response.finish_reason, args.max_tokens)}")
     print(f"  native    {mode}  (structured output the endpoint accepts)")
-    print(f"  answer    {answer.strip()!r}")
+    print(f"  answer    {answer!r}")
+    print(f"  expected  {'yes' if as_asked else 'no'}  ({CHECK_PROMPT!r})")
+    print(
+        f"  context   window {window if window else 'not known'} tokens; the check prompt is "
+        f"{prompt_tokens if prompt_tokens is not None else 'an unknown number of'} tokens"
+    )
     return 0
 
 

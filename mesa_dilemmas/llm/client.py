@@ -37,6 +37,7 @@ from mesa_dilemmas.llm.cluster import GateLimiter, gate_name
 from mesa_dilemmas.llm.errors import (
     BudgetExceeded,
     CallFailed,
+    ContextOverflow,
     ProviderRejected,
     ReplayMiss,
     TransientCallError,
@@ -285,6 +286,10 @@ class LLMClient:
             async with self.limiter.slot(estimate):
                 start = time.perf_counter()
                 response = await self.call_uncached(request, failed_attempt)
+        except ContextOverflow as exc:  # name the decision: the fix may depend on its kind
+            raise ContextOverflow(
+                f"{self.label}: {ctx.describe()}: {exc}", exc.tokens, exc.window
+            ) from None
         except CallFailed as exc:
             if exc.malformed_request:
                 text = str(exc)

@@ -65,3 +65,19 @@ class ProviderRejected(RuntimeError):
 
     def __reduce__(self) -> tuple:
         return (type(self), (str(self), self.status))
+
+
+class ContextOverflow(ProviderRejected):
+    """A prompt (or a corrective re-ask) does not fit the model's context window, found by
+    counting its tokens before the call: nothing was generated.  A run stops on it (exit 3),
+    like any :class:`ProviderRejected`; the message names the decision, the token counts and
+    the setting that fixes it.  ``tokens``: the prompt's tokens plus ``max_tokens``;
+    ``window``: the context window it had to fit."""
+
+    def __init__(self, message: str, tokens: int | None = None, window: int | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.window = window
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (str(self), self.tokens, self.window))

@@ -3,7 +3,8 @@
 ``adecide`` renders the prompt for the decision's kind, calls the model through
 the client (cache, budget, throttle, retries, recording), parses the reply for
 the run's answer mode, and on an invalid reply asks again with a short
-corrective message, up to ``answer_retries`` times.  When no valid answer comes
+corrective message, up to ``answer_retries`` times (each re-ask shows only the last failed
+reply and its correction, so the conversation stays within the context window).  When no valid answer comes
 (or the provider fails for good) it returns the decision's documented
 ``fallback`` with ``fell_back=True``, the error and the counts; the broker and
 the run record count every such case.  A reached budget
@@ -155,7 +156,9 @@ class LLMPolicy(Policy):
             except InvalidAnswer as exc:
                 failures += 1
                 error = str(exc)
-                messages += [
+                # the re-ask carries only the last failed attempt and its correction, so a
+                # conversation never grows past first prompt + one reply + one correction
+                messages = messages[:2] + [
                     Message("assistant", raw or "(no reply)"),
                     Message(
                         "user",

@@ -277,8 +277,8 @@ def render(
 ) -> Prompt:
     """The prompt for one decision in the given answer mode."""
     template = template_for(decision.kind, templates_dir)
-    fields = dict(
-        observation=render_value(decision.observation) if decision.observation else "(nothing)",
+    fields = _Fields(
+        decision,
         obs=dict(decision.observation),
         persona=persona_text(persona),
         p=persona or Persona(),
@@ -319,6 +319,26 @@ def render(
     if template.system is not None and system_extra:
         system = f"{system}\n\n{system_extra}"
     return Prompt(system=system, user=user, tag=tag, schema=schema)
+
+
+class _Fields(dict):
+    """A template's fields.  ``observation`` (the whole observation as indented lines) is
+    rendered only when a template asks for it: templates that pick single values through
+    ``{obs[...]}`` never pay for it (a few milliseconds a prompt for a large observation)."""
+
+    def __init__(self, decision: Decision, **fields: Any) -> None:
+        super().__init__(**fields)
+        self.decision = decision
+
+    def __missing__(self, key: str) -> Any:
+        if key != "observation":
+            raise KeyError(key)
+        obs = self.decision.observation
+        value = self["observation"] = render_value(obs) if obs else "(nothing)"
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self or key == "observation" else default
 
 
 def _format(text: str, fields: dict[str, Any], template: Template, part: str) -> str:

@@ -34,10 +34,29 @@ def register_env(name: str | None) -> None:
         register(os.environ.get(name))
 
 
+#: the names of the environment's secret-holding variables, and the set of names they were
+#: found among (scanning every variable's name is the costly part, done when names change)
+_NAMES: tuple[frozenset[str], tuple[str, ...]] = (frozenset(), ())
+
+
+def _secret_names() -> tuple[str, ...]:
+    global _NAMES
+    # CPython keeps the encoded names in os.environ._data: comparing those skips decoding
+    # every name on every call
+    names = frozenset(getattr(os.environ, "_data", os.environ))
+    if names != _NAMES[0]:
+        found = tuple(n for n in os.environ if n in KEY_ENV_NAMES or _SECRET_NAME.search(n))
+        _NAMES = (names, found)
+    return _NAMES[1]
+
+
 def secrets() -> list[str]:
+    """Every secret to hide: the keys backends registered, and the current values of the
+    environment variables named like keys (read afresh on every call)."""
     found = set(_KNOWN)
-    for name, value in os.environ.items():
-        if (name in KEY_ENV_NAMES or _SECRET_NAME.search(name)) and len(value) >= MIN_LENGTH:
+    for name in _secret_names():
+        value = os.environ.get(name)
+        if value is not None and len(value) >= MIN_LENGTH:
             found.add(value)
     return sorted(found, key=len, reverse=True)  # longest first: a key containing another
 

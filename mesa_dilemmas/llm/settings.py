@@ -85,7 +85,12 @@ class LocalSettings(_Strict):
 
     #: a GGUF file used by the bare spec ``local`` instead of the bundled SmolLM2-135M
     model_path: str | None = None
-    n_ctx: Annotated[int, Field(ge=256, le=131072)] = 2048
+    #: the context window in tokens, or "auto": the smallest power of two (at least
+    #: AUTO_MIN_CTX) that holds the longest prompt so far plus max_tokens and room for a
+    #: corrective re-ask, capped at the model's trained context (8192 for SmolLM2); the
+    #: window grows (the model is reloaded) when a later prompt needs more.  A prompt that
+    #: does not fit stops the run with a ContextOverflow before anything is generated.
+    n_ctx: Annotated[int, Field(ge=256, le=131072)] | Literal["auto"] = "auto"
     #: CPU threads for llama.cpp (default: half the cores, at most 4)
     n_threads: Annotated[int, Field(ge=1, le=256)] | None = None
     n_batch: Annotated[int, Field(ge=8, le=8192)] = 512

@@ -8,6 +8,7 @@ one line naming the field and what is allowed (:class:`ConfigError`).
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 import re
@@ -138,6 +139,43 @@ def check_no_bool_as_number(where: str, raw: Any, parsed: Any) -> None:
             stack.extend((f"{path}[{i}]", a, b) for i, (a, b) in enumerate(zip(r, p, strict=True)))
 
 
+def closest(name: str, candidates: list[str] | tuple[str, ...], n: int = 3) -> list[str]:
+    """The valid names nearest to a misspelt one (``difflib``), best first: at most ``n``, and
+    only those about as close as the best (``replication`` gives ``replications``, not also
+    ``population``)."""
+    scored = []
+    for candidate in candidates:
+        matcher = difflib.SequenceMatcher(None, str(name), candidate)
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6:
+            ratio = matcher.ratio()
+            if ratio >= 0.6:
+                scored.append((ratio, candidate))
+    scored.sort(key=lambda rc: -rc[0])  # stable: ties keep the candidates' order
+    return [c for r, c in scored[:n] if r >= scored[0][0] - 0.15]
+
+
+def _suggest(names: list[str]) -> str:
+    return f" (did you mean {' or '.join(repr(c) for c in names)}?)" if names else ""
+
+
+def did_you_mean(name: str, candidates: list[str] | tuple[str, ...]) -> str:
+    """``" (did you mean 'a' or 'b'?)"`` for the closest candidates, ``""`` when none is close."""
+    return _suggest(closest(name, candidates))
+
+
+def unknown_key(where: str, key: str, allowed: list[str], *, params: bool = False) -> str:
+    """The one-line message for an unknown key: the closest valid keys first, then all of them.
+
+    Under ``params`` a misspelt scenario field is a candidate too (``--set replication=5``
+    lands in ``params`` because ``replication`` is no scenario field), named as such."""
+    fields = [f for f in Scenario.model_fields if params and f not in allowed]
+    near = closest(key, [*allowed, *fields])
+    shown = [f"{n!r} (a scenario field: --set {n}=...)" if n in fields else repr(n) for n in near]
+    hint = f" (did you mean {' or '.join(shown)}?)" if shown else ""
+    allowed_txt = f"; allowed: {', '.join(allowed)}" if allowed else ""
+    return f"{where}: unknown key{hint}{allowed_txt}"
+
+
 def _checked(
     model: type[BaseModel], where: str, raw: dict[str, Any], allowed: list[str]
 ) -> BaseModel:
@@ -146,18 +184,20 @@ def _checked(
     try:
         parsed = model.model_validate(raw)
     except ValidationError as err:
-        raise ConfigError(_describe_error(where, err, allowed)) from None
+        raise ConfigError(_describe_error(where, err, allowed, params=where == "params")) from None
     check_no_bool_as_number(where, raw, parsed.model_dump())
     return parsed
 
 
-def _describe_error(prefix: str, err: ValidationError, allowed: list[str] | None = None) -> str:
+def _describe_error(
+    prefix: str, err: ValidationError, allowed: list[str] | None = None, params: bool = False
+) -> str:
     first = err.errors()[0]
     loc = ".".join(str(p) for p in first["loc"])
     where = f"{prefix}.{loc}" if prefix and loc else (prefix or loc)
     if first["type"] == "extra_forbidden":
-        allowed_txt = f"; allowed: {', '.join(allowed)}" if allowed else ""
-        return f"{where}: unknown key{allowed_txt}"
+        key = str(first["loc"][-1]) if first["loc"] else ""
+        return unknown_key(where, key, allowed or [], params=params)
     if first["type"] == "missing":
         return f"{where}: required field is missing"
     got = repr(first.get("input"))
@@ -181,7 +221,7 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
     try:
         model_cls = game_model(scenario.game)
     except UnknownGame as exc:
-        raise ConfigError(f"game: {exc}") from None
+        raise ConfigError(f"game: {exc}{did_you_mean(scenario.game, list(games()))}") from None
     experiment = resolve_experiment(scenario.experiment)
     uses_model_params = getattr(experiment, "USES_MODEL_PARAMS", True)
     if scenario.population is not None:
@@ -205,7 +245,10 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
             )
         for key, values in scenario.grid.items():
             if key not in schema.model_fields:
-                raise ConfigError(f"grid.{key}: unknown parameter; allowed: {', '.join(allowed)}")
+                hint = did_you_mean(key, allowed)
+                raise ConfigError(
+                    f"grid.{key}: unknown parameter{hint}; allowed: {', '.join(allowed)}"
+                )
             if not values:
                 raise ConfigError(f"grid.{key}: needs at least one value")
         # validate fixed params once, then each grid value in the context of the fixed params
@@ -305,12 +348,26 @@ def load_raw(name_or_path: str) -> dict[str, Any]:
         if not candidate.is_file():
             names = ", ".join(bundled)
             raise ConfigError(
-                f"scenario {name_or_path!r}: no such bundled scenario or file; bundled: {names}"
+                f"scenario {name_or_path!r}: no such bundled scenario or file"
+                f"{_scenario_hint(name_or_path, list(bundled))}; bundled: {names}"
             )
         path = candidate
     raw = read_toml(path)
     raw.setdefault("name", path.stem if path not in bundled.values() else name_or_path)
     return raw
+
+
+def _scenario_hint(name: str, bundled: list[str]) -> str:
+    """The bundled names nearest to ``name`` by the part after the game, those of the same game
+    first (``fishery/punishment_shok`` finds ``fishery/punishment_shock``; a misspelt game with
+    a right name, ``fishry/altruism``, finds ``fishery/altruism``)."""
+    game, _, tail = name.rpartition("/")
+    tails: dict[str, list[str]] = {}
+    for full in bundled:
+        tails.setdefault(full.partition("/")[2], []).append(full)
+    near = [full for t in closest(tail, list(tails)) for full in tails[t]]
+    near.sort(key=lambda full: not full.startswith(f"{game}/"))  # stable: closeness kept
+    return _suggest(near[:3])
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """Where an experiment's tasks run: a local process pool (the default) or a Ray cluster.
 
-Every experiment splits its work into independent tasks -- chunks of replications of a batch
-grid, the splits of a self-play, the runs of a cultural evolution, the strategies of an
-analysis -- and hands them to :func:`map_tasks`.  The backend only decides *where* a task runs;
-each task carries its own seeds, so results are identical with any backend and any number of
-workers.
+Every experiment splits its work into independent tasks -- chunks of runs (grid cells x
+replications) of a batch sweep, the splits of a self-play, the runs of a cultural evolution,
+the strategies of an analysis -- and hands them to :func:`map_tasks`.  The backend only
+decides *where* a task runs; each task carries its own seeds, so results are identical with
+any backend and any number of workers.
 
 ``local``
     a pool of spawned worker processes on this machine (``processes``), no Ray needed.
@@ -156,12 +156,18 @@ def map_tasks(
     costs: Sequence[float] | None = None,
     on_result: OnResult | None = None,
     label: Callable[[int], str] | None = None,
+    keep: bool = True,
+    unit: str = "task",
+    sizes: Sequence[int] | None = None,
 ) -> list[Any]:
-    """``[fn(t) for t in tasks]`` on the current backend; results in task order.
+    r"""``[fn(t) for t in tasks]`` on the current backend; results in task order.
 
     ``fn`` must be a module-level function and tasks plain picklable data.  Tasks go out
     costliest first (``costs``); ``on_result(i, result)`` is called on the driver as each one
-    finishes (to save it).  The order of results never depends on scheduling."""
+    finishes (to save it).  The order of results never depends on scheduling.  ``keep=False``
+    lets go of each result once ``on_result`` has it (the list returned is all None), so the
+    driver never holds more than the results that have arrived and not been handed over.
+    The progress bar counts tasks, or ``sizes[i]`` ``unit``\ s per task (e.g. runs per chunk)."""
     from tqdm.auto import tqdm
 
     order = (
@@ -169,14 +175,18 @@ def map_tasks(
         if costs is not None
         else range(len(tasks))
     )
-    bar = tqdm(total=len(tasks), desc=desc, unit="task", disable=not progress, leave=False)
+    total = len(tasks) if sizes is None else sum(sizes)
+    # leave=True: the bar's last state ("12/12 [00:01, 9 run/s]") stays on screen; with
+    # leave=False a run that finished within tqdm's refresh interval showed only "0/12"
+    bar = tqdm(total=total, desc=desc, unit=unit, disable=not progress, leave=True)
     results: list[Any] = [None] * len(tasks)
 
     def done(i: int, result: Any) -> None:
-        results[i] = result
+        if keep:
+            results[i] = result
         if on_result is not None:
             on_result(i, result)
-        bar.update()
+        bar.update(1 if sizes is None else sizes[i])
 
     try:
         if _current.backend == "ray":
@@ -192,7 +202,7 @@ def map_tasks(
                 futures = {pool.submit(fn, tasks[i]): i for i in order}
                 try:
                     for fut in as_completed(futures):
-                        done(futures[fut], fut.result())
+                        done(futures.pop(fut), fut.result())  # a done future lets go of it
                 except BaseException:
                     pool.shutdown(wait=False, cancel_futures=True)  # fail fast
                     raise
@@ -227,7 +237,7 @@ def _ray_map(
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                i = refs[ref]
+                i = refs.pop(ref)  # the object is freed once the driver lets go of its ref
                 try:
                     result = ray.get(ref)
                 except RayTaskError as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import pandas as pd
+import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
@@ -42,7 +43,10 @@ class Results:
     ``summary``: extra entries merged into ``summary.json``.
     ``metrics``: the columns of ``runs`` to aggregate (mean, sem) per group.
     ``group_by``: the parameter columns that define a group.
-    ``agents``: optional per-agent rows keyed by ``RunId``, ``Step`` and ``AgentID``."""
+    ``agents``: optional per-agent rows keyed by ``RunId``, ``Step`` and ``AgentID``.
+    ``streamed``: tables the experiment already wrote into the run directory, chunk by chunk,
+    instead of holding them (``{"steps": path, "agents": path}``); ``steps``/``agents`` are then
+    None and :meth:`step_columns` reads what is needed from the file."""
 
     runs: pd.DataFrame
     steps: pd.DataFrame | None = None
@@ -52,6 +56,17 @@ class Results:
     seeds: list[int] = field(default_factory=list)
     #: per-agent reporter rows (``agents.parquet``), when the game has agent reporters
     agents: pd.DataFrame | None = None
+    streamed: dict[str, Path] = field(default_factory=dict)
+
+    def step_columns(self, columns: list[str]) -> pd.DataFrame | None:
+        """Some columns of the steps (those that exist), from memory or from the written file."""
+        if self.steps is not None:
+            return self.steps[[c for c in columns if c in self.steps.columns]]
+        path = self.streamed.get("steps")
+        if path is None:
+            return None
+        names = pq.read_schema(path).names
+        return pd.read_parquet(path, columns=[c for c in columns if c in names])
 
 
 class Experiment(Protocol):

@@ -1,5 +1,8 @@
 """The run directory: config.toml, runs.parquet, steps.parquet, summary.json, manifest.json.
 
+``summary.json`` is computed from the runs alone (a row per run); the tables that grow with
+every step may have been streamed to disk by the experiment (``Results.streamed``).
+
 Every file is written atomically (:mod:`mesa_dilemmas.files`): a process killed
 mid-write leaves either the old file or the new one, never a truncated one.
 """
@@ -134,9 +137,12 @@ def summarise(results: Results) -> dict[str, Any]:
 
 def write_results(out_dir: Path, results: Results) -> dict[str, Any]:
     to_parquet_atomic(results.runs, out_dir / "runs.parquet")
-    steps = results.steps if results.steps is not None else pd.DataFrame({"RunId": [], "Step": []})
-    to_parquet_atomic(steps, out_dir / "steps.parquet")
-    if results.agents is not None:
+    if "steps" not in results.streamed:  # a streamed table is in place already
+        steps = results.steps
+        if steps is None:
+            steps = pd.DataFrame({"RunId": [], "Step": []})
+        to_parquet_atomic(steps, out_dir / "steps.parquet")
+    if results.agents is not None and "agents" not in results.streamed:
         to_parquet_atomic(results.agents, out_dir / "agents.parquet")
     summary = summarise(results)
     write_text_atomic(

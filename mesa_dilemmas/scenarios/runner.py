@@ -77,7 +77,7 @@ def _per_round(llm: dict[str, Any], results: Any, reporter: str | None) -> dict[
         out["calls_per_round"] = llm.get("calls", 0) / rounds
         out["provider_calls_per_round"] = llm.get("provider_calls", 0) / rounds
         out["tokens_per_round"] = (llm.get("tokens_in", 0) + llm.get("tokens_out", 0)) / rounds
-    steps = results.steps
+    steps = results.step_columns(["Step", reporter]) if reporter else None  # may be on disk
     if reporter and steps is not None and reporter in steps:
         per = steps.loc[steps["Step"] > 0, reporter].dropna()
         if len(per):
@@ -186,6 +186,12 @@ def run_scenario(
                 f"--resume {out}: the configuration differs from the saved one in "
                 f"{', '.join(differences)}; resume with the same settings or start a new run"
             )
+        finished = (out / "manifest.json").is_file() and (out / "summary.json").is_file()
+        if finished and not (out / "partial").is_dir():
+            # the manifest is written last: this run finished and kept no chunks to check
+            # (with chunks, resuming re-reads them and re-runs any that are damaged)
+            print(f"{out}: this run finished earlier; nothing to resume", file=sys.stderr)
+            return RunOutcome(out, json.loads((out / "summary.json").read_text()), 0.0)
     else:
         out = out_dir or default_out_dir(scenario)
         _check_out_dir(out)

@@ -16,6 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
 
+from mesa_dilemmas.viz.saving import save
+
 GAME_TITLES = {
     "public_goods": "Public Goods Game",
     "collective_risk": "Collective Risk Dilemma",
@@ -59,21 +61,37 @@ def self_play(
             label=f"n = {n}",
         )
         ax.fill_between(mean.index, mean - sem, mean + sem, color=colour, alpha=0.2, lw=0)
+    names = {"min_possible": "lowest possible", "max_possible": "highest possible"}
     for column in bounds.columns:  # grey when a bound is the same for every size, else per size
         values = bounds[column]
         if np.allclose(values.to_numpy(), values.iloc[0]):
             ax.axhline(values.iloc[0], color="grey", lw=1.0)
+            ax.annotate(
+                f"{names.get(column, column)} ({values.iloc[0]:.3g})",
+                (0.01, values.iloc[0]),
+                xycoords=("axes fraction", "data"),
+                xytext=(0, 2 if column == "min_possible" else -2),
+                textcoords="offset points",
+                va="bottom" if column == "min_possible" else "top",
+                fontsize=7,
+                color="dimgrey",
+            )
         else:
             for n, colour in zip(sizes, colours, strict=True):
-                ax.axhline(values.loc[n], color=colour, ls=":", lw=0.9, alpha=0.8)
+                ax.axhline(
+                    values.loc[n],
+                    color=colour,
+                    ls=":",
+                    lw=0.9,
+                    alpha=0.8,
+                    label=f"{names.get(column, column)}, n = {n}",
+                )
     ax.set_xlabel("share of collective agents")
-    ax.set_ylabel("mean normalised reward")
+    ax.set_ylabel("mean normalised reward (± s.e.m.)")
     ax.set_xlim(0, 1)
     ax.set_title(f"Self-play: {GAME_TITLES.get(_game(scenario), _game(scenario))}")
-    ax.legend(frameon=False, fontsize=8)
-    out = run_dir / "self_play.png"
-    fig.savefig(out, dpi=130)
-    return [out]
+    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return [save(fig, run_dir / "self_play")]
 
 
 def cultural_evolution(
@@ -110,15 +128,22 @@ def cultural_evolution(
             threshold = getattr(getattr(scenario, "options", None), "get", lambda *_: None)(
                 "threshold"
             )
-            if threshold:
+            if threshold:  # named on the line (the genes' colours are in the first panel)
                 ax.axhline(threshold, color="grey", ls=":", lw=0.8)
+                ax.annotate(
+                    f"dominance threshold {threshold:.0%}",
+                    (0.01, threshold),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    fontsize=7,
+                    color="dimgrey",
+                )
             ax.set_ylim(0, 1)
             ax.set_xlabel("generation")
             ax.set_ylabel("gene frequency")
             ax.set_title(f"run {int(first_run['run'])}, n = {n}: {first_run['winner']} wins")
-    out = run_dir / "cultural_evolution.png"
-    fig.savefig(out, dpi=130)
-    return [out]
+    return [save(fig, run_dir / "cultural_evolution")]
 
 
 def pca_scatter(
@@ -156,9 +181,7 @@ def pca_scatter(
     ax.set_ylabel(f"PC2 ({ev[1]:.1%} of variance)")
     ax.set_title(title or "Strategy behaviour: first two principal components")
     ax.legend(frameon=False, fontsize=7)
-    path = Path(path)
-    fig.savefig(path, dpi=130)
-    return path
+    return save(fig, Path(path))
 
 
 def _colours(k: int) -> list[Any]:

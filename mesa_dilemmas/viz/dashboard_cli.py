@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -135,3 +138,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def start_in_background(
+    extra_args: Sequence[str] = (), cwd: str | None = None, timeout: float = 120.0
+) -> tuple[subprocess.Popen[str], str]:
+    """Serve the dashboard in a child process on a free loopback port; return it and its URL
+    once the home page answers (for scripts and benchmarks that drive a browser)."""
+    env = {**os.environ, "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(free_port()),
+           *extra_args]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=cwd
+    )
+    assert proc.stdout is not None
+    match = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline())
+    if not match:
+        proc.terminate()
+        raise SystemExit("the dashboard did not print its address")
+    url = match.group(0)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5).close()
+            return proc, url
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.terminate()
+                raise SystemExit(f"the dashboard at {url} did not answer") from None
+            time.sleep(0.5)

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 
 from mesa_dilemmas.scenarios.config import ConfigError, Scenario, resolve_figure  # noqa: E402
+from mesa_dilemmas.viz.saving import figure_format  # noqa: E402
 
 
 def load_run(run_dir: Path) -> tuple[Scenario, pd.DataFrame, pd.DataFrame]:
@@ -25,11 +26,13 @@ def load_run(run_dir: Path) -> tuple[Scenario, pd.DataFrame, pd.DataFrame]:
     return scenario, runs, steps
 
 
-def render_figures(run_dir: Path) -> list[Path]:
+def render_figures(run_dir: Path, fmt: str = "png") -> list[Path]:
+    """Every figure the run's scenario names, written as ``fmt`` (png, svg or pdf)."""
     scenario, runs, steps = load_run(run_dir)
     if not scenario.figures:
         raise ConfigError(f"{scenario.name}: the scenario names no figures")
     paths: list[Path] = []
-    for name in scenario.figures:
-        paths.extend(resolve_figure(name)(run_dir, runs, steps, scenario))
+    with figure_format(fmt):
+        for name in scenario.figures:
+            paths.extend(resolve_figure(name)(run_dir, runs, steps, scenario))
     return paths

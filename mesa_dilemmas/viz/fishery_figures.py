@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mesa_dilemmas.scenarios.config import Scenario
+from mesa_dilemmas.viz.saving import save
 
 
 def _mean_ci(steps: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -31,9 +32,9 @@ def punishment_shock(
         )
     )
     panels = [
-        ("compliance", "compliance (share with h <= G)"),
-        ("effort_compliance", "effort compliance (e <= G / (alpha K))"),
-        ("stock", "lake stock R(t)"),
+        ("compliance", r"compliance (share with $h \leq G$)"),
+        ("effort_compliance", r"effort compliance ($e \leq G\,/\,(\alpha K)$)"),
+        ("stock", r"lake stock $R(t)$"),
         ("mean_effort", "mean effort"),
     ]
     panels = [
@@ -59,16 +60,13 @@ def punishment_shock(
                     stats.index, stats["mean"], style, color=colors[i], label=f"β={beta:g}, {kept}"
                 )
                 ax.fill_between(stats.index, stats["lo"], stats["hi"], color=colors[i], alpha=0.15)
-        ax.axvline(shock, color="grey", lw=0.8)
+        ax.axvline(shock, color="grey", lw=0.8, ls=":", label=f"punishment off (t = {shock})")
         ax.set_xlabel("step")
         ax.set_ylabel(label)
     axes[0].legend(fontsize=8)
     fig.suptitle("Punishment shock: cooperation after punishment is removed (mean, 95% CI)")
     fig.tight_layout()
-    path = run_dir / "punishment_shock.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save(fig, run_dir / "punishment_shock")]
 
 
 def survival_heatmap(
@@ -78,6 +76,9 @@ def survival_heatmap(
     table = runs.pivot_table(
         index="growth_rate", columns="penalty", values="survival_time", aggfunc="mean"
     )
+    sems = runs.pivot_table(
+        index="growth_rate", columns="penalty", values="survival_time", aggfunc="sem"
+    ).reindex_like(table)
     fig, ax = plt.subplots(figsize=(7, 4.8))
     image = ax.imshow(table.to_numpy(), origin="lower", aspect="auto", cmap="viridis")
     ax.set_xticks(range(len(table.columns)), [f"{c:g}" for c in table.columns])
@@ -85,25 +86,25 @@ def survival_heatmap(
     values = table.to_numpy()
     middle = (np.nanmin(values) + np.nanmax(values)) / 2
     for (i, j), value in np.ndenumerate(values):
+        sem = sems.to_numpy()[i, j]
         ax.text(
             j,
             i,
-            f"{value:.0f}",
+            f"{value:.0f}" + (f"\n±{sem:.0f}" if np.isfinite(sem) else ""),
             ha="center",
             va="center",
-            fontsize=8,
+            fontsize=7,
             color="black" if value > middle else "white",
         )
     ax.set_xlabel("punishment strength β")
-    ax.set_ylabel("growth rate r")
+    ax.set_ylabel(r"growth rate $r$")
     n = int(runs.groupby(["growth_rate", "penalty"]).size().min())
-    ax.set_title(f"Mean survival time ({n} runs per cell, cap {scenario.max_steps})")
-    fig.colorbar(image, ax=ax, label="survival time T_s")
+    ax.set_title(f"Mean survival time ± s.e.m. ({n} runs per cell)")
+    fig.colorbar(
+        image, ax=ax, label=f"survival time (steps; runs stop at the {scenario.max_steps}-step cap)"
+    )
     fig.tight_layout()
-    path = run_dir / "beta_growth_survival.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save(fig, run_dir / "beta_growth_survival")]
 
 
 def altruism_bars(
@@ -132,11 +133,15 @@ def altruism_bars(
         )
     labels = {0.2: "harsh (r=0.2)", 0.6: "rich (r=0.6)"}
     ax.set_xticks(range(len(rates)), [labels.get(float(r), f"r={r:g}") for r in rates])
-    ax.set_ylabel("survival time T_s (mean ± s.e.m.)")
+    ax.axhline(
+        scenario.max_steps,
+        color="grey",
+        lw=0.8,
+        ls="--",
+        label=f"{scenario.max_steps}-step cap (run length)",
+    )
+    ax.set_ylabel("survival time in steps (mean ± s.e.m.)")
     ax.set_title(f"Altruism and environment ({int(stats['count'].min())} runs per bar)")
-    ax.legend()
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    path = run_dir / "altruism_survival.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return [save(fig, run_dir / "altruism_survival")]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from mesa_dilemmas.analysis.llm_societies import analyse, prepare
 from mesa_dilemmas.scenarios.config import Scenario
+from mesa_dilemmas.viz.saving import save
 
 PRIOR_ORDER = ["altruistic", "mixed", "selfish"]
 CONDITION_ORDER = ["Full", "OSL", "OGD", "Neither"]
@@ -18,9 +19,7 @@ CONDITION_ORDER = ["Full", "OSL", "OGD", "Neither"]
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def _bars(
@@ -50,6 +49,13 @@ def _bars(
     return tops
 
 
+def _step_cap(ax: plt.Axes, scenario: Scenario) -> None:
+    """The run length as a labelled line: survival time cannot exceed it."""
+    cap = getattr(scenario, "max_steps", None)
+    if cap:
+        ax.axhline(cap, color="grey", lw=0.8, ls="--", label=f"{cap}-step cap")
+
+
 def survival_by_model(
     run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
 ) -> list[Path]:
@@ -69,8 +75,9 @@ def survival_by_model(
         ax.set_title(
             f"{env} environment (n = {int(sub.groupby(['model', 'prior']).size().min())} per bar)"
         )
+        _step_cap(ax, scenario)
         ax.legend(title="initial norms", fontsize=8)
-    return [_save(fig, run_dir / "llm_survival.png")]
+    return [_save(fig, run_dir / "llm_survival")]
 
 
 def efficiency_over_time(
@@ -93,12 +100,12 @@ def efficiency_over_time(
                 stats["mean"] + stats["sem"].fillna(0),
                 alpha=0.2,
             )
-        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--", label=r"$\eta = 1$: the optimal harvest")
         ax.set_xlabel("step")
-        ax.set_ylabel("efficiency η(t) = total harvest / H_opt")
+        ax.set_ylabel(r"efficiency $\eta(t)$ = total harvest / $H_{\mathrm{opt}}$ (mean ± s.e.m.)")
         ax.set_title(f"{env} environment")
         ax.legend(fontsize=8)
-    return [_save(fig, run_dir / "llm_efficiency.png")]
+    return [_save(fig, run_dir / "llm_efficiency")]
 
 
 def norm_structure(
@@ -123,7 +130,7 @@ def norm_structure(
     ax.set_ylabel("alignment (mean cosine with the mean norm)")
     ax.set_title("Norm structure at the end of each run (TF-IDF)")
     ax.legend(fontsize=7)
-    return [_save(fig, run_dir / "llm_norm_structure.png")]
+    return [_save(fig, run_dir / "llm_norm_structure")]
 
 
 def ablation_bars(
@@ -137,8 +144,9 @@ def ablation_bars(
         conditions = [c for c in CONDITION_ORDER if c in set(sub["condition"])]
         _bars(ax, sub, conditions, "condition", "prior", PRIOR_ORDER)
         ax.set_title(f"{env} environment: ablations")
+        _step_cap(ax, scenario)
         ax.legend(title="initial norms", fontsize=8)
-    return [_save(fig, run_dir / "llm_ablation.png")]
+    return [_save(fig, run_dir / "llm_ablation")]
 
 
 def norms_table(

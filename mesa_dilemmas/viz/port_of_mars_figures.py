@@ -1,15 +1,14 @@
 """Port of Mars figures in the style of paper 001 (Fig. 2A/B/C, Table 1) from batch results.
 
 Every function takes the run directory, the per-run table (``runs``: the last
-DataCollector row of each run), the per-step table and the scenario, writes PNGs
-and returns their paths.  Per-player numbers come from the ``players_json``
-model reporter (one JSON list of player records per run), so results can be
-grouped by any persona label (SVO angle, cultural group, trait set).
+DataCollector row of each run), the per-step table and the scenario, writes its
+figures (PNG, SVG or PDF: :mod:`mesa_dilemmas.viz.saving`) and returns their paths.
+The numbers come from :mod:`mesa_dilemmas.analysis.port_of_mars_tables`; the
+figures of ``mesa-dilemmas analyse port_of_mars`` are in ``port_of_mars_paper_figures``.
 """
 
 from __future__ import annotations
 
-import json
 import pathlib
 from typing import Any
 
@@ -20,7 +19,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-TRADE_KINDS = ("fair", "generous", "selfish")
+from mesa_dilemmas.analysis.port_of_mars_tables import (  # noqa: E402
+    TRADE_KINDS,
+    player_table,
+    summary_by_label,
+)
+from mesa_dilemmas.analysis.port_of_mars_tables import group_name as _group_name  # noqa: E402
+from mesa_dilemmas.viz.saving import save  # noqa: E402
+
+__all__ = ["TRADE_KINDS", "player_table", "summary_by_label"]  # re-exported for callers
 
 
 def _group_columns(runs: pd.DataFrame, scenario: Any) -> list[str]:
@@ -28,79 +35,7 @@ def _group_columns(runs: pd.DataFrame, scenario: Any) -> list[str]:
     return [k for k in grid if k in runs.columns]
 
 
-def _group_name(row: pd.Series | dict, cols: list[str]) -> str:
-    return ", ".join(f"{c}={row[c]}" for c in cols) if cols else "all"
-
-
-def player_table(runs: pd.DataFrame, group_cols: list[str] | None = None) -> pd.DataFrame:
-    """One row per player per run, from the ``players_json`` reporter, with run-level columns."""
-    group_cols = group_cols or []
-    rows: list[dict[str, Any]] = []
-    for i, run in runs.reset_index(drop=True).iterrows():
-        records = json.loads(run["players_json"])
-        for rec in records:
-            row = {k: v for k, v in rec.items() if not isinstance(v, dict | list)}
-            for kind in TRADE_KINDS:
-                row[f"proposed_{kind}"] = rec["trades_proposed"][kind]
-                row[f"accepted_{kind}"] = rec["trades_accepted"][kind]
-            row["health_coins_per_round"] = (
-                float(np.mean(rec["health_coins_by_round"]))
-                if rec["health_coins_by_round"]
-                else 0.0
-            )
-            row["run"] = run.get("RunId", i)
-            row["survived"] = bool(run["survived"])
-            row["group"] = _group_name(run, group_cols)
-            for c in group_cols:
-                row[c] = run[c]
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _sem(x: pd.Series) -> float:
-    x = pd.to_numeric(x, errors="coerce").dropna()
-    return float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
-
-
-def summary_by_label(
-    players: pd.DataFrame, by: tuple[str, ...] = ("group", "label")
-) -> pd.DataFrame:
-    """Per persona label: mean points in surviving games, pooled % dirty, health spend, trades.
-
-    % dirty is the paper's definition pooled over players: purchase phases in which
-    a dirty accomplishment was taken / purchase phases in which one was in hand.
-    """
-    out = []
-    for key, g in players.groupby(list(by), sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        surv = g[g["survived"]]
-        opps = g["dirty_opportunities"].sum()
-        received = g["trades_received"].sum()
-        row = dict(zip(by, key, strict=True))
-        row.update(
-            {
-                "n_players": len(g),
-                "points_surviving": surv["points"].mean() if len(surv) else np.nan,
-                "points_surviving_sem": _sem(surv["points"]),
-                "final_points": g["final_points"].mean(),
-                "pct_dirty": 100.0 * g["dirty_taken"].sum() / opps if opps else np.nan,
-                "health_spend_total": g["health_coins_total"].mean(),
-                "health_spend_total_sem": _sem(g["health_coins_total"]),
-                "health_spend_per_round": g["health_coins_per_round"].mean(),
-                "win_rate": g["winner"].mean(),
-                "reject_rate": g["trades_received_rejected"].sum() / received
-                if received
-                else np.nan,
-            }
-        )
-        for kind in TRADE_KINDS:
-            row[f"proposed_{kind}"] = g[f"proposed_{kind}"].mean()
-            row[f"accepted_{kind}"] = g[f"accepted_{kind}"].mean()
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def _label_order(labels: list[str]) -> list[str]:
+def label_order(labels: list[str]) -> list[str]:
     def key(lab: str) -> tuple[int, float, str]:
         if lab.startswith("svo"):
             try:
@@ -112,7 +47,7 @@ def _label_order(labels: list[str]) -> list[str]:
     return sorted(set(labels), key=key)
 
 
-def _short(label: str) -> str:
+def short_label(label: str) -> str:
     """Tick text: the angle for SVO labels, initials for cultural groups."""
     if label.startswith("svo"):
         return label[3:]
@@ -142,7 +77,7 @@ def _bars(
             capsize=3,
             label=grp,
         )
-    ax.set_xticks(x, [_short(lab) for lab in labels])
+    ax.set_xticks(x, [short_label(lab) for lab in labels])
 
 
 def _survival_text(runs: pd.DataFrame, cols: list[str]) -> str:
@@ -165,7 +100,7 @@ def svo_points(
     players = player_table(runs, cols)
     table = summary_by_label(players)
     table.to_csv(run_dir / "port_of_mars_by_label.csv", index=False)
-    labels = _label_order(players["label"].tolist())
+    labels = label_order(players["label"].tolist())
     groups = list(dict.fromkeys(players["group"]))
     paths = []
 
@@ -173,19 +108,17 @@ def svo_points(
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
     _bars(axes[0], table, "points_surviving", "points_surviving_sem", labels, groups)
     axes[0].set_title("points (surviving games)")
-    _bars(axes[1], table, "pct_dirty", None, labels, groups)
+    _bars(axes[1], table, "pct_dirty", "pct_dirty_sem", labels, groups)
     axes[1].set_title("% dirty accomplishments taken")
-    _bars(axes[2], table, "health_spend_per_round", None, labels, groups)
+    _bars(axes[2], table, "health_spend_per_round", "health_spend_per_round_sem", labels, groups)
     axes[2].set_title("coins to port health per round")
     for ax in axes:
         ax.set_xlabel("SVO angle" if labels and labels[0].startswith("svo") else "persona")
     if len(groups) > 1:
         axes[0].legend(fontsize=8)
-    fig.suptitle(_survival_text(runs, cols))
+    fig.suptitle(f"{_survival_text(runs, cols)} (bars: mean ± s.e.m.)")
     fig.tight_layout()
-    paths.append(run_dir / "port_of_mars_svo_A.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(save(fig, run_dir / "port_of_mars_svo_A"))
 
     # B: every player of every run: final points vs health spend and vs dirty cards
     rng = np.random.default_rng(0)
@@ -207,9 +140,7 @@ def svo_points(
         ax.set_ylabel("final points (0 if the port collapsed)")
     axes[1].legend(fontsize=8, markerscale=2)
     fig.tight_layout()
-    paths.append(run_dir / "port_of_mars_svo_B.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(save(fig, run_dir / "port_of_mars_svo_B"))
 
     # C: trade offers proposed per game, by type
     fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4), squeeze=False)
@@ -217,14 +148,19 @@ def svo_points(
         sub = table[table["group"] == grp].set_index("label").reindex(labels)
         x = np.arange(len(labels))
         for j, kind in enumerate(TRADE_KINDS):
-            ax.bar(x + (j - 1) * 0.27, sub[f"proposed_{kind}"], 0.27, label=kind)
-        ax.set_xticks(x, [_short(lab) for lab in labels])
-        ax.set_title(f"offers proposed per game ({grp})")
+            ax.bar(
+                x + (j - 1) * 0.27,
+                sub[f"proposed_{kind}"],
+                0.27,
+                yerr=sub[f"proposed_{kind}_sem"],
+                capsize=2,
+                label=kind,
+            )
+        ax.set_xticks(x, [short_label(lab) for lab in labels])
+        ax.set_title(f"offers proposed per game, mean ± s.e.m. ({grp})")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    paths.append(run_dir / "port_of_mars_svo_C.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(save(fig, run_dir / "port_of_mars_svo_C"))
     return paths
 
 
@@ -248,7 +184,7 @@ def cultural_table(
                 r["label"],
                 f"{r['points_surviving']:.1f} ± {r['points_surviving_sem']:.1f}",
                 f"{int(r['points_surviving_rank'])}",
-                f"{r['pct_dirty']:.0f}%",
+                f"{r['pct_dirty']:.0f}% ± {r['pct_dirty_sem']:.0f}",
                 f"{int(r['pct_dirty_rank'])}",
                 f"{r['health_spend_total']:.1f} ± {r['health_spend_total_sem']:.1f}",
                 f"{int(r['health_spend_total_rank'])}",
@@ -272,16 +208,10 @@ def cultural_table(
         tab.set_fontsize(9)
         tab.auto_set_column_width(col=list(range(7)))
         tab.scale(1, 1.3)
-        ax.set_title(f"{_survival_text(runs, cols)} ({grp})", fontsize=10)
+        ax.set_title(f"{_survival_text(runs, cols)} ({grp}; mean ± s.e.m.)", fontsize=10)
         fig.tight_layout()
-        name = (
-            "port_of_mars_table1.png"
-            if grp == "all"
-            else f"port_of_mars_table1_{len(paths) - 3}.png"
-        )
-        paths.append(run_dir / name)
-        fig.savefig(paths[-1], dpi=110)
-        plt.close(fig)
+        name = "port_of_mars_table1" if grp == "all" else f"port_of_mars_table1_{len(paths) - 3}"
+        paths.append(save(fig, run_dir / name))
     return paths
 
 
@@ -308,17 +238,42 @@ def health_trajectories(
         if "RunId" in g.columns:
             n_runs = g["RunId"].nunique()
             alive = g[g["alive"].astype(bool)].groupby("round")["RunId"].nunique() / n_runs
-            axes[1].step(alive.index, alive.to_numpy(), where="post", label=label)
-    for level in (65, 35):
-        axes[0].axhline(level, color="grey", lw=0.8, ls="--")
+            line = axes[1].step(alive.index, alive.to_numpy(), where="post", label=label)
+            err = np.sqrt(alive * (1 - alive) / n_runs)  # binomial s.e.m. over the games
+            axes[1].fill_between(
+                alive.index,
+                (alive - err).to_numpy(),
+                (alive + err).to_numpy(),
+                step="post",
+                alpha=0.2,
+                color=line[0].get_color(),
+            )
+    for level, text in HEALTH_LINES:
+        axes[0].axhline(level, color="grey" if level else "firebrick", lw=0.8, ls="--")
+        axes[0].annotate(
+            text,
+            (0.0, level),
+            xycoords=("axes fraction", "data"),
+            xytext=(3, 2),
+            textcoords="offset points",
+            ha="left",
+            va="bottom",
+            fontsize=7,
+            color="dimgrey",
+        )
     axes[0].set_xlabel("round")
     axes[0].set_ylabel("port health at the end of the round (mean, IQR)")
     axes[1].set_xlabel("round")
-    axes[1].set_ylabel("share of games still running")
+    axes[1].set_ylabel("share of games still running (± s.e.m.)")
     axes[1].set_ylim(0, 1.05)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    path = run_dir / "port_of_mars_health.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save(fig, run_dir / "port_of_mars_health")]
+
+
+#: reference lines of the health panel: the event-count thresholds and the collapse
+HEALTH_LINES = (
+    (65, "65: below, two events a round"),
+    (35, "35: below, three events a round"),
+    (0, "0: the port collapses"),
+)

@@ -48,6 +48,8 @@ class NormalizedRequest:
 class Reply:
     text: str
     data: Any = None
+    #: the OpenAI wire's finish_reason ("length": the reply was cut at max_tokens)
+    finish_reason: str = "stop"
 
 
 def instance(schema: dict[str, Any], rng: random.Random) -> Any:

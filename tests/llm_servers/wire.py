@@ -179,7 +179,14 @@ def openai_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": req.model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": reply.finish_reason if reply else "stop",
+            }
+        ],
         "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
         "system_fingerprint": "fp_loopback",
     }
@@ -268,6 +275,11 @@ STATUS_FAULTS = {
     "bad_request": (400, "Invalid parameter: response_format"),
     "validation_500": (500, "response_format.type should be 'text' or 'json_object'"),
     "echo_500": (500, "upstream failure while serving key {key}"),
+    "context_400": (
+        400,
+        "This model's maximum context length is 8192 tokens. However, your messages resulted "
+        "in 9013 tokens. Please reduce the length of the messages.",
+    ),
 }
 
 # -- the server ------------------------------------------------------------------

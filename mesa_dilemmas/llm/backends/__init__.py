@@ -47,6 +47,11 @@ class Backend:
     async def acomplete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def context_info(self, request: ChatRequest) -> tuple[int | None, int | None]:
+        """The request's prompt tokens and the context window it goes into, where this backend
+        knows them before a call (the local model does; remote providers report usage only)."""
+        return None, None
+
 
 class RemoteBackend(Backend):
     """A provider reached over HTTP: its URL, its key (checked here), timeout and retries."""
@@ -121,10 +126,27 @@ _VALIDATION_WORDS = ("validation", "invalid", "should be", "must be", "not suppo
                      "unsupported", "unexpected", "required", "schema", "response_format")  # fmt: skip
 
 
+#: how providers word "the prompt does not fit the context window" (OpenAI and compatible
+#: servers, Anthropic, Gemini, vLLM, llama.cpp's server)
+_CONTEXT_WORDS = (
+    "context length",
+    "context window",
+    "maximum context",
+    "context_length_exceeded",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "exceeds the maximum number of tokens",
+    "exceed context window",
+)
+
+
 def status_error(provider: str, status: int, message: str, headers: Any = None) -> Exception:
     """The exception an HTTP error status means for the run.
 
-    401/403 and 404 stop the run (:class:`ProviderRejected`); 400/422 -- and a 500 whose body
+    401/403 and 404 stop the run (:class:`ProviderRejected`), and so does a 400/413/422 that
+    says the prompt is longer than the model's context (:class:`ContextOverflow`: remote
+    prompts are not counted before the call, the provider counts); 400/422 -- and a 500 whose body
     reads as a validation error -- are malformed requests (:class:`CallFailed` with
     ``malformed_request``); 408/409/429/5xx are retried (:class:`TransientCallError`)."""
     from mesa_dilemmas.llm.errors import CallFailed, ProviderRejected, TransientCallError
@@ -136,6 +158,13 @@ def status_error(provider: str, status: int, message: str, headers: Any = None) 
     if status == 404:
         return ProviderRejected(f"{head} (unknown model or wrong base URL)", status)
     lowered = text.lower()
+    if status in (400, 413, 422) and any(words in lowered for words in _CONTEXT_WORDS):
+        from mesa_dilemmas.llm.errors import ContextOverflow
+
+        return ContextOverflow(
+            f"{head} (the provider counted the prompt longer than the model's context: "
+            "shorten the prompt or lower [llm] max_tokens, or use a model with a longer context)"
+        )
     if status in (400, 422) or (
         status == 500 and any(word in lowered for word in _VALIDATION_WORDS)
     ):

@@ -21,12 +21,20 @@ import copy
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, status_error
 from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse, Message
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
+
+#: request options of a chat completion (SDKs that authenticate per request want "security")
+_POST_OPTIONS: dict[str, Any] = (
+    {"security": {"bearer_auth": True}}
+    if "security" in getattr(openai._types.RequestOptions, "__annotations__", {})
+    else {}
+)
 
 _RANGE_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
 
@@ -168,7 +176,12 @@ class OpenAIBackend(RemoteBackend):
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         client = self._clients.get()
         try:
-            return await client.chat.completions.create(**kwargs)
+            # the SDK's own POST, as ``chat.completions.create`` makes it, minus its transform
+            # of the parameters against their typed definitions: for our plain-JSON request it
+            # changes nothing and costs ~9 ms a call (a third of the client's work per call)
+            return await client.post(
+                "/chat/completions", body=kwargs, cast_to=ChatCompletion, options=_POST_OPTIONS
+            )
         except openai.APIStatusError as exc:
             headers = getattr(exc.response, "headers", None)
             raise status_error("openai", exc.status_code, _message(exc), headers) from exc

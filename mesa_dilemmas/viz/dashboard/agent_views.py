@@ -17,7 +17,8 @@ puts ``data-view`` / ``data-agents`` / ``data-round`` attributes for the browser
 
 * :func:`FisheryLake` -- the lake (its fill is the stock) with the villagers around it:
   size is wealth, colour is effort, a square is an LLM villager, a red ring means
-  punished this round, a faded grey mark starved; the shared norm in the caption;
+  punished this round, a red arrow runs from punisher to punished, a faded grey mark
+  starved; the shared norm and who punished whom in the caption;
 * :func:`PortOfMarsSeats` -- the five seats around the port (its fill is port health):
   coins, resources, points and dirty purchases per seat, this round's accepted
   trades as arrows, the leader as a star, the meeting's text below;
@@ -80,6 +81,33 @@ def _centre(fill: float, label: str, color: str, area: float) -> list[Spec]:
                       "tooltip": [{"field": "label", "title": "now"}]}},
         {"data": data, "mark": {"type": "text", "fontSize": 12, "fontWeight": "bold", "color": "#1f3d5a"},
          "encoding": {**XY, "text": {"field": "label"}}},
+    ]  # fmt: skip
+
+
+def _arrow(a: int, b: int, n: int, **fields: Any) -> dict[str, Any]:
+    """A row for an arrow from ring place ``a`` to ``b`` that stops short of both marks."""
+    (x1, y1), (x2, y2) = _ring(a, n), _ring(b, n)
+    return {
+        "x": x1 + 0.22 * (x2 - x1), "y": y1 + 0.22 * (y2 - y1),
+        "x2": x1 + 0.78 * (x2 - x1), "y2": y1 + 0.78 * (y2 - y1),
+        "angle": (90 - math.degrees(math.atan2(y2 - y1, x2 - x1))) % 360, **fields,
+    }  # fmt: skip
+
+
+def _arrow_layers(rows: list[dict[str, Any]], color: str, tip: list[str]) -> list[Spec]:
+    """A line and an arrow head per row of :func:`_arrow` (hover: the ``tip`` fields)."""
+    if not rows:
+        return []
+    data = {"values": rows}
+    tooltip = [{"field": f} for f in tip]
+    return [
+        {"data": data, "mark": {"type": "rule", "color": color, "strokeWidth": 2},
+         "encoding": {**XY, "x2": {"field": "x2"}, "y2": {"field": "y2"}, "tooltip": tooltip}},
+        {"data": data, "mark": {"type": "point", "shape": "triangle-up", "filled": True,
+                                "size": 120, "color": color},
+         "encoding": {"x": {**XY["x"], "field": "x2"}, "y": {**XY["y"], "field": "y2"},
+                      "angle": {"field": "angle", "type": "quantitative", "scale": None},
+                      "tooltip": tooltip}},
     ]  # fmt: skip
 
 
@@ -184,7 +212,7 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
             "shape": {"field": "kind", "type": "nominal", "title": None,
                       "scale": {"domain": ["rule", "LLM"], "range": ["circle", "square"]}},
             "color": {"field": "effort", "type": "quantitative", "title": "effort",
-                      "scale": {"scheme": "oranges", "domain": [0, 1]}},
+                      "scale": {"scheme": "purples", "domain": [0, 1]}},
             "size": {"field": "wealth", "type": "quantitative", "legend": None,
                      "scale": {"range": [60, 600]}},
             "opacity": {"condition": {"test": "datum.state == 'starved'", "value": 0.25}, "value": 0.95},
@@ -198,18 +226,43 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
     lake = _centre(
         stock / capacity if capacity else 0.0, f"lake {stock:.0f} / {capacity:.0f}", "#2b7bba", 9000
     )
+    row_of = {v.slot: rows[i] for i, v in enumerate(game.villagers)}
+    pairs = [(row_of[a], row_of[b], a, b) for a, b in fishery_sanctions(game)]
+    arrows = [
+        _arrow(a, b, len(rows), sanction=f"villager {p['villager']} punished villager "
+               f"{q['villager']} (who caught {q['catch']})")
+        for p, q, a, b in pairs
+    ]  # fmt: skip
     spec = _ring_spec(
         "The lake and its villagers",
-        "size: wealth · colour: effort · square: LLM · red ring: punished this round · faded: starved",
-        [*lake, villagers, labels],
+        "size: wealth · colour: effort · square: LLM · red ring: punished · red arrow: "
+        "punisher → punished · faded: starved",
+        [*lake, *_arrow_layers(arrows, PUNISHED, ["sanction"]), villagers, labels],
     )
-    n_punished = sum(r["punished this round"] > 0 for r in rows)
     starved = sum(r["state"] == "starved" for r in rows)
-    caption = (
-        f"<b>shared norm:</b> {html.escape(str(game.shared_policy))} · punished this round: "
-        f"{n_punished} · starved: {starved}"
-    )
+    caption = f"<b>shared norm:</b> {html.escape(str(game.shared_policy))} · starved: {starved}"
+    text = sanctions_text([(p["villager"], q["villager"]) for p, q, _, _ in pairs])
+    caption += f'<div data-text="sanctions" data-count="{len(pairs)}">{html.escape(text)}</div>'
     return spec, len(rows), caption
+
+
+def fishery_sanctions(game: Any) -> list[tuple[int, int]]:
+    """This round's sanctions as (punisher slot, punished slot); [] for a model that keeps none."""
+    return [(int(a), int(b)) for a, b in getattr(game, "sanctions", [])]
+
+
+def sanctions_text(pairs: list[tuple[int, int]]) -> str:
+    """'who punished whom this round (3 sanctions): 3, 5 → 7; 2 → 9' from (punisher, punished) ids."""
+    if not pairs:
+        return "who punished whom this round: nobody punished"
+    by_victim: dict[int, list[int]] = {}
+    for a, b in pairs:
+        by_victim.setdefault(b, []).append(a)
+    parts = [
+        f"{', '.join(map(str, sorted(punishers)))} → {victim}"
+        for victim, punishers in sorted(by_victim.items())
+    ]
+    return f"who punished whom this round ({len(pairs)} sanctions): " + "; ".join(parts)
 
 
 def FisheryLake(model: Any) -> Any:
@@ -237,17 +290,11 @@ def port_of_mars_seats(game: Any) -> tuple[list[dict[str, Any]], list[dict[str, 
             "label": f"{p.points} pts · {p.dirty_cards_bought} dirty",
             "holdings": f"{int(p.coins)} coins · {int(sum(p.resources.values()))} resources",
         })  # fmt: skip
-    trades = []
-    for o in getattr(game, "round_offers", []):
-        if o.status != "accepted":
-            continue
-        (x1, y1), (x2, y2) = _ring(o.sender, n), _ring(o.recipient, n)
-        trades.append({  # stop short of the seats so the arrow head shows
-            "x": x1 + 0.22 * (x2 - x1), "y": y1 + 0.22 * (y2 - y1),
-            "x2": x1 + 0.78 * (x2 - x1), "y2": y1 + 0.78 * (y2 - y1),
-            "angle": (90 - math.degrees(math.atan2(y2 - y1, x2 - x1))) % 360,
-            "trade": o.public(game.roles)["text"], "kind": o.kind,
-        })  # fmt: skip
+    trades = [
+        _arrow(o.sender, o.recipient, n, trade=o.public(game.roles)["text"], kind=o.kind)
+        for o in getattr(game, "round_offers", [])
+        if o.status == "accepted"
+    ]
     return seats, trades
 
 
@@ -276,21 +323,7 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
     layers = [*_centre(health / 100.0, f"port health {health:.0f}", "#b5651d", 8000), marks,
               text("role", 0, fontSize=10, fontWeight="bold"), text("label", 24),
               text("holdings", 35, color="#555555")]  # fmt: skip
-    if trades:
-        tdata = {"values": trades}
-        tip = [{"field": "trade"}, {"field": "kind"}]
-        layers.append(
-            {
-                "data": tdata,
-                "mark": {"type": "rule", "color": "#1f77b4", "strokeWidth": 2},
-                "encoding": {**XY, "x2": {"field": "x2"}, "y2": {"field": "y2"}, "tooltip": tip},
-            }
-        )
-        layers.append({"data": tdata, "mark": {"type": "point", "shape": "triangle-up", "filled": True,
-                                               "size": 120, "color": "#1f77b4"},
-                       "encoding": {"x": {**XY["x"], "field": "x2"}, "y": {**XY["y"], "field": "y2"},
-                                    "angle": {"field": "angle", "type": "quantitative", "scale": None},
-                                    "tooltip": tip}})  # fmt: skip
+    layers += _arrow_layers(trades, "#1f77b4", ["trade", "kind"])
     spec = _ring_spec(
         "The port and its five seats",
         "points · dirty purchases and holdings under each seat; arrows: trades this round; diamond: leader",
@@ -299,7 +332,12 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
     meeting = getattr(game, "meeting_conversation", None)
     caption = f"<b>trades this round:</b> {len(trades)}"
     if meeting:
-        caption += f'<div class="mdd-pre" data-text="meeting-view">{html.escape(meeting)}</div>'
+        when = getattr(game, "meeting_health", None)
+        caption += (
+            " · <b>this round's planning meeting</b>"
+            + (f" (held at port health {when}, after wear and events)" if when is not None else "")
+            + f':<div class="mdd-pre" data-text="meeting-view">{html.escape(meeting)}</div>'
+        )
     return spec, len(seats), caption
 
 
@@ -348,6 +386,10 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
     t = game.store.round
     cooperated = sum(r["last action"] == "C" for r in rows)
     caption = f"round {t}: {cooperated} of {len(rows)} cooperated" if t else "no round played yet"
+    m = getattr(game.rules, "m", None)
+    if m:  # collective risk: did this round reach the threshold?
+        met = "met" if cooperated >= m else "missed"
+        caption += f" (threshold m = {m}: {met})" if t else f" · threshold m = {m}"
     stock = getattr(game.store, "stock", None)
     if stock is None:
         return {"$schema": SCHEMA, **players}, len(rows), caption

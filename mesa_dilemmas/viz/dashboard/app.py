@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import solara
+import solara.server.settings
 
 from mesa_dilemmas.dilemmas.registry import games
 from mesa_dilemmas.viz.dashboard import binary, evolution, fishery, generic, port_of_mars
+from mesa_dilemmas.viz.dashboard.compare import CompareScreen, fishery_compare
 from mesa_dilemmas.viz.dashboard.components import CSS, GameScreen, Text, navigation
 from mesa_dilemmas.viz.dashboard.runtime import GamePage
+
+# Solara's "This website runs on Solara" corner sits over the pages' content (the bottom
+# right chart); the browser tab says what is open instead of "Solara".
+solara.server.settings.theme.show_banner = False
+solara.server.settings.theme.title = "mesa-dilemmas"
 
 PUBLIC_GOODS, COLLECTIVE_RISK, COMMON_POOL = binary.PAGES
 #: the pages in menu order
@@ -21,12 +26,21 @@ EXTRA_PAGES: list[GamePage] = [
     generic.page_for(name) for name in games() if name not in {p.path for p in BUILTIN_PAGES}
 ]
 PAGES: list[GamePage] = BUILTIN_PAGES + EXTRA_PAGES
+#: the compare page: two settings of the fishery side by side
+COMPARE = fishery_compare()
+
+
+def short_name(page: GamePage) -> str:
+    """The page's name in the navigation: "Port of Mars", not "port_of_mars"."""
+    return page.title.split(" (")[0].split(":")[0].strip()
 
 
 @solara.component
 def Home() -> None:
     solara.Style(CSS)
     navigation()
+    with solara.AppBar():
+        solara.AppBarTitle("mesa-dilemmas: social dilemmas, live")
     Text("mesa-dilemmas", tag="h2")
     Text(
         "Rule-based and LLM agents playing social dilemmas, live. Every page has the game's "
@@ -40,6 +54,13 @@ def Home() -> None:
                 Text(page.summary)
                 with solara.Link(f"/{page.path}"):
                     solara.Button(f"open {page.path.replace('_', ' ')}", text=True)
+        with solara.Card("Compare two settings"):
+            Text(
+                "Two fishery games side by side, from the same seed and stepping together: "
+                "punishment on in one, off in the other (or any other pair of settings)."
+            )
+            with solara.Link("/compare"):
+                solara.Button("open compare", text=True)
 
 
 # Solara routes take components without arguments: one small component per page.
@@ -73,18 +94,24 @@ def PortOfMars() -> None:
     GameScreen(port_of_mars.PAGE)
 
 
-def _screen(page: GamePage) -> Any:
-    def Screen() -> None:
-        GameScreen(page)
+@solara.component
+def Compare() -> None:
+    CompareScreen(COMPARE)
 
-    Screen.__name__ = f"Screen_{page.path}"
-    return solara.component(Screen)
+
+@solara.component
+def InstalledGame() -> None:
+    """The generic page of an installed game, chosen by the route (keyed by it, so moving to
+    another installed game's page starts that game, not the previous one's)."""
+    path = solara.use_router().path.strip("/").split("/")[-1]  # (use_route would nest a level)
+    page = next((p for p in EXTRA_PAGES if p.path == path), EXTRA_PAGES[0])
+    GameScreen(page).key(page.path)
 
 
 routes = [
-    solara.Route(path="/", component=Home, label="home"),
+    solara.Route(path="/", component=Home, label="Home"),
     *[
-        solara.Route(path=page.path, component=component, label=page.path.replace("_", " "))
+        solara.Route(path=page.path, component=component, label=short_name(page))
         for page, component in zip(
             BUILTIN_PAGES,
             [Fishery, PublicGoods, CollectiveRisk, CommonPool, CulturalEvolution, PortOfMars],
@@ -92,7 +119,8 @@ routes = [
         )
     ],
     *[
-        solara.Route(path=page.path, component=_screen(page), label=page.path.replace("_", " "))
+        solara.Route(path=page.path, component=InstalledGame, label=short_name(page))
         for page in EXTRA_PAGES
     ],
+    solara.Route(path="compare", component=Compare, label="Compare"),
 ]

@@ -1,4 +1,4 @@
-"""The pieces every page shares: the page shell around SolaraViz, metrics, charts, tables.
+"""The pieces every page shares: the page shell (sidebar and main area), metrics, charts, tables.
 
 Every number a page shows is also in the DOM as data: a metric is an element
 with ``data-metric="<key>"`` and ``data-value="<raw value>"``, a chart has a
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import solara
-from mesa.visualization import SolaraViz
+import solara.lab
+import traitlets
 from mesa.visualization.utils import force_update, update_counter
 from solara.widgets import VegaLite
 
@@ -42,6 +43,29 @@ CSS = """
 h2 { font-weight: 400; margin: 8px 0 4px 0; }
 .mdd-error { color: #b00020; font-weight: 600; }
 .mdd-scroll { max-height: 420px; overflow-y: auto; }
+/* sliders: the label on its own line above the track (a long label never squeezes the
+   track), the value box at the track's right */
+.mdd-param { margin: 2px 0 6px 0; display: flex; align-items: flex-end; gap: 8px; }
+.mdd-param > .mdd-slider { flex: 1 1 auto; min-width: 0; }
+.mdd-slider .v-input__slot { flex-wrap: wrap; }
+.mdd-slider .v-input__slot > .v-label { flex: 0 0 100%; max-width: 100%; white-space: normal;
+  height: auto; line-height: 1.25; margin: 0 0 -2px 0; font-size: 13px; }
+.mdd-value { width: 112px; flex: 0 0 112px; }
+.mdd-value input { text-align: right; }
+/* the style sheets and portals before a page's content are empty divs: no gaps for them */
+.solara-autorouter-content > .v-sheet > div:empty { display: none; }
+/* the page tabs: the pages' names as written, small enough that all fit at 1400 px */
+.v-tab { text-transform: none !important; letter-spacing: normal !important; min-width: 0 !important;
+  padding: 0 12px !important; font-size: 15px; }
+/* agent views draw their own colours (Vega marks with fixed fills): in dark mode they are
+   shown inverted, hues kept, rather than as white boxes */
+.theme--dark .mdd-agent-view canvas { filter: invert(0.9) hue-rotate(180deg); }
+.theme--dark .mdd-metric { border-color: #444; }
+.theme--dark .mdd-metric-label, .theme--dark .mdd-caption { color: #aaa; }
+.theme--dark .mdd-pre { background: #2a2a2a; }
+.theme--dark .mdd-table th, .theme--dark .mdd-table td { border-bottom-color: #333; }
+.v-app-bar .v-tab--active { color: #ffffff !important; }
+.mdd-sidebar .v-card__title { padding-bottom: 4px; }
 """
 
 
@@ -99,6 +123,88 @@ def Metrics(items: Sequence[Metric]) -> None:
                 attributes={"data-token": token} if token else None)  # fmt: skip
 
 
+def _guarded_template() -> str:
+    """Solara's Vega-Lite template, drawing only while its element exists.
+
+    A spec that changes just before Vuetify re-mounts the chart (switching the theme, a Reset
+    that rebuilds the page) left a debounced redraw pending on the old, unmounted copy, which
+    vega-embed then failed on ("reading 'usermeta'"). The copy now marks itself gone when it is
+    destroyed, and a draw checks that it is still mounted, with a spec, before it starts and
+    again just before vega-embed runs (the libraries load asynchronously in between); an error
+    thrown while drawing an unmounted copy is dropped, one on a mounted chart still surfaces."""
+    from pathlib import Path
+
+    text = Path(VegaLite.template_file).read_text()
+    edits = [
+        (
+            "do_plot() {",
+            "do_plot() {\n            if (this.mddGone || !this.$refs.plotElement || !this.spec) return;",
+        ),
+        ("destroyed() {", "destroyed() {\n        this.mddGone = true;"),
+        (
+            "const { view } = await vegaEmbed(this.$refs.plotElement, spec);",
+            "if (this.mddGone || !this.$refs.plotElement) return;\n"
+            "                    let view;\n"
+            "                    try {\n"
+            "                        ({ view } = await vegaEmbed(this.$refs.plotElement, spec));\n"
+            "                    } catch (error) {\n"
+            "                        if (this.mddGone || !this.$refs.plotElement) return;\n"
+            "                        throw error;\n"
+            "                    }",
+        ),
+    ]
+    if not all(old in text for old, _ in edits):  # another Solara version: its template as it is
+        return text
+    for old, new in edits:
+        text = text.replace(old, new, 1)
+    return text
+
+
+class VegaChart(VegaLite):
+    """Solara's ``VegaLite`` widget with :func:`_guarded_template`."""
+
+    template_file = None
+    template = traitlets.Unicode(_guarded_template()).tag(sync=True)
+
+
+def themed(spec: dict[str, Any], dark: bool) -> dict[str, Any]:
+    """The chart in the page's theme: in dark mode Vega's own dark theme (light text, axes and
+    grid; vega-embed reads it from ``usermeta.embedOptions``) on the card's background."""
+    if not dark:
+        return spec
+    usermeta = spec.get("usermeta", {})
+    embed = {**usermeta.get("embedOptions", {}), "theme": "dark"}
+    return {**spec, "background": "transparent", "usermeta": {**usermeta, "embedOptions": embed}}
+
+
+def latest_values(spec: Any) -> tuple[Any, dict[str, float]]:
+    """(the last x, {series: its last value}) of a line chart's spec (``vega.line``: rows with
+    ``x``, ``y`` and ``series``); (None, {}) for other charts."""
+    data = spec.get("data", {}) if isinstance(spec, dict) else {}
+    rows = data.get("values") if isinstance(data, dict) else None
+    if not rows or not all(isinstance(r, dict) and {"x", "y", "series"} <= r.keys() for r in rows):
+        return None, {}
+    last: dict[str, tuple[float, float]] = {}
+    for r in rows:
+        if r["x"] is None or r["y"] is None:
+            continue
+        if r["series"] not in last or r["x"] >= last[r["series"]][0]:
+            last[r["series"]] = (r["x"], r["y"])
+    if not last:
+        return None, {}
+    x = max(v[0] for v in last.values())
+    return x, {name: y for name, (_, y) in last.items()}
+
+
+def latest_caption(spec: Any, unit: str = "round") -> str:
+    """What a line chart shows now, in words: "round 16: stock 250" (every series)."""
+    x, values = latest_values(spec)
+    if x is None:
+        return ""
+    where = f"{unit} {int(x)}" if float(x).is_integer() else f"{unit} {fmt(x)}"
+    return f"{where}: " + " · ".join(f"{name} {fmt(y)}" for name, y in values.items())
+
+
 @solara.component
 def Chart(
     key: str, token: str, draw: Callable[[], Any], points: int, last: Any = None, note: str = ""
@@ -106,21 +212,42 @@ def Chart(
     """A chart, recomputed only when the model's snapshot changes (``token``): a Vega-Lite spec
     (a dict, drawn in the browser with hover values; see :mod:`.vega`) or PNG bytes.
 
-    The element under it carries ``data-chart`` / ``data-points`` / ``data-last`` for the
-    tests; people see only the optional ``note``."""
+    Under it a caption says what the chart shows now, every series ("round 16: compliance 0.3
+    · mean effort 0.52"), or the ``note`` given.  The caption also carries ``data-chart`` /
+    ``data-points`` / ``data-last`` (the values the page counted, for the tests) and
+    ``data-latest`` (every series' last value, as JSON)."""
+    import json
+
     figure = solara.use_memo(draw, dependencies=[key, token])
-    if isinstance(figure, dict):
-        VegaLite.element(spec=figure)
-    else:
-        solara.Image(figure, format="png")
+    dark = solara.lab.use_dark_effective()
+    is_spec = isinstance(figure, dict)
+    # A spec goes to the widget directly, not as an element argument: reacton walks every
+    # argument (a spec holds a row per point and series) on every render of the page, which
+    # made a Step slower the longer the game ran.
+    plot = VegaChart.element(spec={}) if is_spec else solara.Image(figure, format="png")
+
+    def push() -> None:
+        if not is_spec:
+            return
+        try:
+            widget = solara.get_widget(plot)
+        except KeyError:  # this render was replaced before its effects ran; the next one pushes
+            return
+        widget.spec = themed(figure, dark)
+
+    solara.use_effect(push, [key, token, dark])
+    page_model = solara.use_context(PageModel)
+    unit = page_model.page.unit if isinstance(page_model, DashboardModel) else "round"
+    _, latest = latest_values(figure)
     solara.HTML(
         tag="div",
-        unsafe_innerHTML=html.escape(note),
+        unsafe_innerHTML=html.escape(note or latest_caption(figure, unit)),
         classes=["mdd-caption"],
         attributes={
             "data-chart": key,
             "data-points": str(points),
             "data-last": raw(last),
+            "data-latest": json.dumps({k: raw(v) for k, v in latest.items()}),
             "data-token": token,
         },  # fmt: skip
     )
@@ -213,18 +340,7 @@ def RoundStatus(model: DashboardModel, tick: int = 0) -> None:
         text = f"playing {unit} {job.round}… (LLM agents are answering; the page stays usable)"
     elif state == "finished":
         text += " · the game is over (Reset to play again)"
-    solara.HTML(
-        tag="div",
-        unsafe_innerHTML=html.escape(text),
-        classes=["mdd-status"],
-        attributes={
-            "data-status": state,
-            "data-round": str(model.round),
-            "data-model": model.uid,
-            "data-refused-ticks": str(model.refused_ticks),
-            "data-token": model.token,
-        },
-    )
+    status_line(model, state, text)
     if state == "playing":
         solara.ProgressLinear(True)
     if model.error:
@@ -286,16 +402,24 @@ def export_bytes(model: DashboardModel, kind: str) -> bytes:
 
 @solara.component
 def Export(model: DashboardModel, tick: int = 0) -> None:
-    """Download the run's data (one row per round); each chart saves itself (its ``…`` menu)."""
-    if getattr(model.game, "datacollector", None) is None:
-        return
+    """Download the run's data (one row per round) and its settings as a scenario file that
+    ``mesa-dilemmas run`` replays; each chart saves itself (its ``…`` menu)."""
+    from mesa_dilemmas.viz.dashboard.save_scenario import scenario_toml
+
     stem = f"{model.page.path}_seed{model.seed}_{model.page.unit}{model.round}"
     with solara.Row(classes=["mdd-export"]):
-        for kind in ("csv", "parquet"):
+        if getattr(model.game, "datacollector", None) is not None:
+            for kind in ("csv", "parquet"):
+                solara.FileDownload(
+                    lambda kind=kind: export_bytes(model, kind),
+                    filename=f"{stem}.{kind}",
+                    label=f"download the data ({kind.upper()})",
+                )
+        if model.game is not None:
             solara.FileDownload(
-                lambda kind=kind: export_bytes(model, kind),
-                filename=f"{stem}.{kind}",
-                label=f"download the data ({kind.upper()})",
+                lambda: scenario_toml(model).encode(),
+                filename=f"{model.page.path}_seed{model.seed}.toml",
+                label="save as scenario (TOML)",
             )
 
 
@@ -323,22 +447,93 @@ def navigation() -> None:
             solara.lab.Tab(route.label or route.path)
 
 
+#: the pause between rounds while ▶ plays, at first (the sidebar's slider changes it)
+PLAY_INTERVAL_MS = 300
+
+
+def play_interval_spec() -> dict[str, Any]:
+    return {
+        "type": "SliderInt",
+        "label": "pause between rounds while playing",
+        "value": PLAY_INTERVAL_MS,
+        "min": 0,
+        "max": 1000,
+        "step": 10,
+        "unit": "ms",
+    }
+
+
+def status_line(model: Any, state: str, text: str) -> None:
+    """The page's status: its words for people, its state, round, model id and snapshot token
+    as ``data-*`` attributes for the browser tests."""
+    solara.HTML(
+        tag="div",
+        unsafe_innerHTML=html.escape(text),
+        classes=["mdd-status"],
+        attributes={
+            "data-status": state,
+            "data-round": str(model.round),
+            "data-model": model.uid,
+            "data-refused-ticks": str(model.refused_ticks),
+            "data-token": model.token,
+        },
+    )
+
+
+@solara.component
+def RunControls(model: solara.Reactive, params: solara.Reactive) -> None:
+    """Reset / Play / Step (Mesa's ``ModelController``, which rebuilds the model from
+    ``params`` on Reset) and the pause between rounds while Play runs."""
+    from mesa.visualization.solara_viz import ModelController
+
+    from mesa_dilemmas.viz.dashboard.inputs import NumberSlider
+
+    interval = solara.use_reactive(PLAY_INTERVAL_MS)
+    render_interval = solara.use_reactive(1)
+    use_threads = solara.use_reactive(False)
+    ModelController(
+        model,
+        model_parameters=params,
+        play_interval=interval,
+        render_interval=render_interval,
+        use_threads=use_threads,
+    )
+    NumberSlider("play_interval", play_interval_spec(), interval.value, interval.set)
+
+
 @solara.component
 def GameScreen(page: GamePage) -> None:
-    """One game's page: SolaraViz's controls in the sidebar, the page's panels in the main area.
+    """One game's page: Mesa's Reset / ▶ / Step and the page's parameters in the sidebar, the
+    page's panels in the main area.
 
-    The panels are rendered here, beside SolaraViz, from the same reactive model, rather
-    than in SolaraViz's component area: that area is a grid of fixed-height cards dragged
-    and resized by hand, which suits a user's own page (see ``agent_views``) better than
-    the long game pages."""
+    The sidebar is put together from Mesa's pieces rather than ``SolaraViz`` itself:
+    ``SolaraViz`` always adds its own settings ("Render Interval", "Use Threads", the
+    model's clock) that mean nothing to a game page, and its sliders show no values.
+    The controls are Mesa's ``ModelController`` (so Play, pause and Reset behave as on
+    any Mesa page); the parameters are :func:`.inputs.ParameterInputs`, which Reset
+    reads the same way Mesa's ``ModelCreator`` does."""
+
+    from mesa_dilemmas.viz.dashboard.inputs import ParameterInputs
+
     controls = solara.use_memo(lambda: {"page": page, **page.controls()}, [])
-    model = solara.use_reactive(
-        solara.use_memo(lambda: DashboardModel(**default_params(controls)), [])
-    )
+    #: what the next Reset builds (Mesa's ModelController reads it)
+    params = solara.use_reactive(solara.use_memo(lambda: default_params(controls), []))
+    model = solara.use_reactive(solara.use_memo(lambda: DashboardModel(**params.value), []))
     solara.use_effect(lambda: model.value.close, [model.value])
+
+    def change(name: str, value: Any) -> None:
+        params.value = {**params.value, name: value}
+
     solara.Style(CSS)
     navigation()
-    SolaraViz(model, components=[], model_params=controls, name=page.title, play_interval=300)
+    with solara.AppBar():
+        solara.AppBarTitle(page.title)
+        solara.lab.ThemeToggle()
+    with solara.Sidebar(), solara.Column(classes=["mdd-sidebar"]):
+        with solara.Card("Run", margin=0):
+            RunControls(model, params)
+        with solara.Card("Parameters", subtitle="Reset starts a game with these", margin=0):
+            ParameterInputs(controls, params.value, change)
     ModelView(model.value)
 
 

@@ -60,6 +60,20 @@ def constraint_range(info: FieldInfo) -> tuple[float | None, float | None, bool,
     return low, high, low_open, high_open
 
 
+#: units of the built-in games' parameters, by game class and parameter name (a field can also
+#: carry its own: ``Field(..., json_schema_extra={"unit": "fish"})``)
+UNITS: dict[tuple[str, str], str] = {
+    ("FisheryModel", "capacity"): "fish",
+    ("FisheryModel", "collapse_threshold"): "fish",
+}
+
+
+def unit_of(model_cls: Schema, name: str, info: FieldInfo) -> str:
+    """The parameter's unit: the field's own ``unit``, else :data:`UNITS`, else none."""
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    return str(extra.get("unit") or UNITS.get((model_cls.__name__, name), ""))
+
+
 def slider(
     model_cls: Schema,
     name: str,
@@ -69,8 +83,10 @@ def slider(
     step: float | None = None,
     value: Any = None,
     label: str | None = None,
+    unit: str | None = None,
 ) -> dict[str, Any]:
-    """A slider over the parameter's allowed range, narrowed to [low, high] where given."""
+    """A slider over the parameter's allowed range, narrowed to [low, high] where given; its
+    unit (shown beside the value) from ``unit`` or the schema (:func:`unit_of`)."""
     info = field_of(model_cls, name)
     kind = _base_type(info.annotation)
     if kind not in (int, float):
@@ -92,7 +108,7 @@ def slider(
         raise ValueError(f"{name}: no default value; give value=")
     default = min(max(default, low), high)
     cast = int if kind is int else float
-    return {
+    spec = {
         "type": "SliderInt" if kind is int else "SliderFloat",
         "label": label or name.replace("_", " "),
         "value": cast(default),
@@ -100,6 +116,8 @@ def slider(
         "max": cast(high),
         "step": cast(step),
     }
+    unit = unit_of(model_cls, name, info) if unit is None else unit
+    return {**spec, "unit": unit} if unit else spec
 
 
 def select(model_cls: Schema, name: str, *, label: str | None = None) -> dict[str, Any]:
@@ -127,9 +145,11 @@ def checkbox(model_cls: Schema, name: str, *, label: str | None = None) -> dict[
     }
 
 
-def int_slider(label: str, value: int, low: int, high: int, step: int = 1) -> dict[str, Any]:
+def int_slider(
+    label: str, value: int, low: int, high: int, step: int = 1, unit: str = ""
+) -> dict[str, Any]:
     """A slider for a dashboard-side setting (a count of personas, a population size)."""
-    return {
+    spec = {
         "type": "SliderInt",
         "label": label,
         "value": value,
@@ -137,6 +157,7 @@ def int_slider(label: str, value: int, low: int, high: int, step: int = 1) -> di
         "max": high,
         "step": step,
     }
+    return {**spec, "unit": unit} if unit else spec
 
 
 def choice(label: str, value: str, values: list[str]) -> dict[str, Any]:
@@ -158,5 +179,5 @@ def llm_controls() -> dict[str, Any]:
             "value": "",
         },
         "llm_answer_mode": choice("LLM answer mode", "native", list(ANSWER_MODES)),
-        "llm_max_tokens": int_slider("LLM max tokens per reply", 256, 16, 1024, 16),
+        "llm_max_tokens": int_slider("LLM max tokens per reply", 256, 16, 1024, 16, "tokens"),
     }

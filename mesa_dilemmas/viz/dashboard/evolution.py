@@ -8,7 +8,7 @@ exactly what a ``cultural_evolution`` scenario computes for one run.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from mesa_dilemmas.scenarios.cultural_evolution import (
 from mesa_dilemmas.viz.dashboard import controls as c
 from mesa_dilemmas.viz.dashboard import vega
 from mesa_dilemmas.viz.dashboard.charts import Ref, Series
-from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
+from mesa_dilemmas.viz.dashboard.components import Chart, ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
 GAMES = ["public_goods", "collective_risk", "common_pool"]
@@ -73,6 +73,8 @@ class EvolutionView:
     welfare: tuple[float, float]
     threshold: float
     finished: bool
+    #: the population now, one row per agent: gene, strategy, survivor or offspring
+    agents: list[dict[str, str]] = field(default_factory=list)
 
 
 def controls() -> dict[str, Any]:
@@ -97,6 +99,26 @@ def build(params: dict[str, Any], seed: int, llm: str | None) -> EvolutionRun:
     return EvolutionRun(str(params["game"]), n, opts, seed)
 
 
+def population_rows(run: EvolutionRun) -> list[dict[str, str]]:
+    """One row per agent in the population's order: after a generation the survivors come
+    first (they kept their gene), then the offspring (imitated, perhaps mutated)."""
+    # the generator is paused after a generation's play, before its reproduction: the population
+    # now is the one that played the last generation, made by the reproduction before it
+    evolution, bred = run.evolution, len(run.history) >= 2
+    survivors = run.opts.survivors if bred else 0
+    rows = []
+    for i, (gene, strategy) in enumerate(
+        zip(evolution.genes.tolist(), evolution.strategies.tolist(), strict=True)
+    ):
+        entries = run.sets[gene].entries
+        rows.append({
+            "gene": run.genes[gene],
+            "strategy": entries[strategy].name if strategy < len(entries) else str(strategy),
+            "kind": "initial" if not bred else "survivor" if i < survivors else "offspring",
+        })  # fmt: skip
+    return rows
+
+
 def snapshot(run: EvolutionRun) -> EvolutionView:
     freqs = np.array([g.frequencies for g in run.history]).reshape(-1, len(run.genes))
     return EvolutionView(
@@ -108,6 +130,7 @@ def snapshot(run: EvolutionRun) -> EvolutionView:
         welfare=run.welfare,
         threshold=run.opts.threshold,
         finished=not run.running,
+        agents=population_rows(run),
     )
 
 
@@ -139,14 +162,31 @@ def Panels(view: EvolutionView, model: DashboardModel) -> None:
             xlabel="generation", ylim=(-0.02, 1.02)), view.shares[lead] if view.shares else []),
         ("mean_payoff", lambda: vega.line(
             "Mean payoff per generation", [Series("mean payoff", view.mean_payoff, x=generations)],
-            [Ref(f"minimum welfare {low:.2f}", low, "#d62728"),
-             Ref(f"maximum welfare {high:.2f}", high, "#2ca02c")],
+            [Ref(f"worst possible {low:.2f}", low, "#7f7f7f"),
+             Ref(f"best possible {high:.2f}", high, "#555555")],
             xlabel="generation", ylabel="payoff per round"), view.mean_payoff),
         ("current_shares", lambda: vega.bars(
             "The population now", view.genes, {"share": view.current}, ylabel="share"),
          view.current),
     ]  # fmt: skip
     ChartGrid(charts, t)
+    survivors = sum(a["kind"] == "survivor" for a in view.agents)
+    note = (
+        f"first the {survivors} survivors of generation {view.generation - 1} (kept their gene), "
+        "then the offspring (imitated the fittest, some mutated)"
+        if survivors
+        else "the initial population: genes dealt evenly, in random order"
+    )
+    with solara.Card(margin=0):  # the whole width: one cell per agent
+        Chart(
+            "population_strip", t,
+            lambda: vega.strip(
+                f"The population of generation {view.generation}: {len(view.agents)} agents, "
+                "one cell each, coloured by gene",
+                view.agents, view.genes, subtitle=note,
+            ),
+            len(view.agents), view.current[lead],  # the leading gene's share, as its metric
+        )  # fmt: skip
 
 
 PAGE = GamePage(

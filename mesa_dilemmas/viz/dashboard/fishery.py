@@ -135,25 +135,29 @@ def _last(values: list[float]) -> float:
     return values[-1] if values else math.nan
 
 
+def population_text(villagers: list[Villager]) -> tuple[str, str]:
+    """One count split two ways: ("10 (8 rule + 2 LLM)", "6 selfish, 4 altruistic")."""
+    n, llm = len(villagers), sum(v.kind == "LLM" for v in villagers)
+    kinds = Counter(v.disposition for v in villagers)
+    population = f"{n} ({n - llm} rule + {llm} LLM)" if llm else f"{n} (all rule-based)"
+    return population, ", ".join(f"{k} {d}" for d, k in sorted(kinds.items()))
+
+
 @solara.component
 def Panels(view: FisheryView, model: DashboardModel) -> None:
     s, t = view.series, model.token
     alive = sum(v.alive for v in view.villagers)
-    kinds = Counter(v.disposition for v in view.villagers)
-    llm = sum(v.kind == "LLM" for v in view.villagers)
-    population = f"{len(view.villagers)}: " + ", ".join(
-        f"{n} {k}" for k, n in sorted(kinds.items())
-    )
-    population += f" (of whom {llm} LLM)" if llm else ""
+    population, personas = population_text(view.villagers)
     Metrics(
         [
             Metric("population", "villagers", population),
+            Metric("personas", "their personas", personas),
             Metric("round", "round", view.round),
             Metric("stock", "lake stock", _last(s["stock"])),
             Metric("total_harvest", "harvest this round", _last(s["total_harvest"])),
             Metric(
                 "efficiency",
-                "efficiency so far (mean catch ÷ sustainable optimum)",
+                "efficiency so far (catch ÷ H_opt, the sustainable optimum; above 1: overfishing)",
                 _last(s["efficiency"]),
             ),
             Metric("compliance", "compliance", _last(s["compliance"])),
@@ -167,7 +171,7 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
         ]
     )
     if view.collapsed:
-        with solara.Div(attributes={"data-banner": "collapse"}):
+        with solara.Div(attributes={"data-banner": "collapse", "data-token": model.token}):
             solara.Error(
                 f"The lake collapsed in round {view.survival_time}: the stock fell to the collapse "
                 f"threshold {fmt(view.collapse_threshold)} or a villager starved."

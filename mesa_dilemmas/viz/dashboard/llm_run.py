@@ -209,5 +209,32 @@ class LLMRun:
             for a, k, r, e, f in rows
         ]
 
+    def round_progress(self, round_: int) -> dict[str, Any]:
+        """Calls of round ``round_`` so far: answered (ok / failed), the agents that have
+        answered, the wall-clock seconds from the first call's start to the last answer
+        (calls run side by side); and the calls in flight right now (reserved from the
+        run's budget, not yet answered)."""
+        ok, failed, first, last = self.recorder.db.execute(
+            "SELECT COALESCE(SUM(error IS NULL), 0), COALESCE(SUM(error IS NOT NULL), 0),"
+            " MIN(ts - COALESCE(latency_s, 0)), MAX(ts) FROM calls WHERE round = ?",
+            (round_,),
+        )[0]
+        agents = {
+            a for (a,) in self.recorder.db.execute(
+                "SELECT DISTINCT agent_id FROM calls WHERE round = ?", (round_,)
+            )
+        }  # fmt: skip
+        try:
+            in_flight = int(self.recorder.db.execute("SELECT in_flight FROM budget")[0][0])
+        except Exception:  # an older record without the budget table
+            in_flight = 0
+        return {
+            "answered": int(ok),
+            "failed": int(failed),
+            "agents": agents,
+            "span_s": float(last - first) if first is not None and last is not None else 0.0,
+            "in_flight": max(0, in_flight),
+        }
+
     def close(self) -> None:
         self.recorder.close()

@@ -15,6 +15,7 @@ from mesa_dilemmas.viz.dashboard import vega
 from mesa_dilemmas.viz.dashboard.agent_views import PortOfMarsSeats
 from mesa_dilemmas.viz.dashboard.charts import Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics, Pre, Table, Text
+from mesa_dilemmas.viz.dashboard.llm_panel import llm_fix
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
 POLICIES = ["rule", "reference_bot", "random"]
@@ -53,6 +54,8 @@ class PortOfMarsView:
     meeting: str | None
     meeting_round: int
     meeting_by: str
+    meeting_health: int  # port health when the meeting sat (after wear and events)
+    meeting_absent: str  # why there is no meeting text this round ("" when there is)
     summaries: dict[str, str]
     collapsed: bool
     survived: bool
@@ -69,6 +72,7 @@ def controls() -> dict[str, Any]:
         "n_rounds": c.slider(m, "n_rounds", label="rounds"),
         "random_rounds": c.checkbox(m, "random_rounds", label="hidden random 8-12 rounds"),
         "meeting": c.checkbox(m, "meeting", label="planning meeting"),
+        "meeting_writer": c.select(m, "meeting_writer", label="meeting written by (rule or LLM)"),
         "leadership": c.select(m, "leadership"),
         "max_offers": c.slider(m, "max_offers", label="trade offers per player"),
         "trade_rounds": c.slider(m, "trade_rounds", label="trade rounds"),
@@ -77,6 +81,12 @@ def controls() -> dict[str, Any]:
         "role_table": c.select(m, "role_table"),
         "rng": c.seed_box(42),
     }
+
+
+def llm_agents(params: dict[str, Any]) -> int:
+    """LLM players, plus the meeting writer when an LLM writes the meeting."""
+    writer = params.get("meeting_writer") == "llm" and params.get("meeting", True)
+    return int(params.get("llm_players", 0)) + int(bool(writer))
 
 
 def build(params: dict[str, Any], seed: int, llm: str | None) -> PortOfMarsModel:
@@ -106,6 +116,7 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
         for p in model.players
     ]
     narrator = model.broker.narrator
+    meeting_by = "no narrator" if narrator is None else str(getattr(narrator, "name", "narrator"))
     return PortOfMarsView(
         round=model.round,
         n_rounds=model.n_rounds_total,
@@ -122,14 +133,83 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
         trades_accepted={k: dv[f"trades_accepted_{k}"][-1] for k in TRADE_KINDS} if rows else {},
         meeting=model.meeting_conversation,
         meeting_round=model.round,
-        meeting_by="no narrator"
-        if narrator is None
-        else str(getattr(narrator, "name", "narrator")),
+        meeting_by=meeting_by,
+        meeting_health=int(getattr(model, "meeting_health", model.health)),
+        meeting_absent=meeting_absent(model, meeting_by),
         summaries=dict(model.meeting_summaries),
         collapsed=bool(model.collapsed),
         survived=bool(model.survived),
         winners=[model.roles[s] for s in model.winners],
     )
+
+
+def meeting_absent(model: PortOfMarsModel, writer: str) -> str:
+    """Why this round has no meeting text ("" when it has one): the one reason that applies."""
+    if model.meeting_conversation:
+        return ""
+    if model.round == 0:
+        return "No meeting yet: the first one sits in round 1 (press Step)."
+    if not model.meeting:
+        return "No meeting: the planning meeting is switched off for this game."
+    if model.broker.narrator is None:
+        return "No meeting: nobody writes it (no meeting writer in this population)."
+    if model.effects.chat_closed:
+        return f"No meeting in round {model.round}: a Solar Flare silenced the port this round."
+    if model.collapsed and model.health <= 0:
+        return f"No meeting in round {model.round}: the port collapsed before it could sit."
+    return (
+        f"No meeting in round {model.round}: the meeting writer ({writer}) gave no usable "
+        "conversation, so the round went on without one (the players keep their earlier notes)."
+    )
+
+
+def _meeting_failure(model: DashboardModel, round_: int) -> str | None:
+    """The recorded error of this round's LLM meeting call, if the writer is an LLM that failed."""
+    from mesa_dilemmas.dilemmas.port_of_mars_meeting import MEETING_KINDS
+
+    if model.llm is None:
+        return None
+    try:
+        errors = model.llm.errors()
+    except Exception:  # the record is being rewritten: the panel below says so
+        return None
+    for e in errors:
+        if e["kind"] == MEETING_KINDS[0] and e["agent"] is None and e["round"] in (round_, None):
+            return str(e["error"])
+    return None
+
+
+@solara.component
+def MeetingCard(view: PortOfMarsView, model: DashboardModel) -> None:
+    """The meeting's text, labelled with the moment it describes, or why there is none."""
+    end = view.health[-1] if view.health else None
+    with solara.Card(
+        f"Planning meeting of round {view.meeting_round} (written by {view.meeting_by})"
+    ):
+        with solara.Div(attributes={"data-text": "meeting-moment", "data-token": model.token,
+                                    "data-health": str(view.meeting_health)}):  # fmt: skip
+            if view.round:
+                Text(
+                    f"The meeting sits after this round's wear and events, before anyone invests: "
+                    f"port health was {view.meeting_health} then"
+                    + (f" and is {end:.0f} at the end of the round (the card above)." if end is not None else ".")
+                )  # fmt: skip
+        if view.meeting:
+            with solara.Div(attributes={"data-token": model.token}):  # tests wait for the round
+                Pre(view.meeting, key="meeting")
+        else:
+            with solara.Div(attributes={"data-text": "meeting-absent", "data-token": model.token}):
+                failure = _meeting_failure(model, view.round) if view.round else None
+                if failure:
+                    solara.Error(
+                        f"The LLM meeting of round {view.round} failed: {failure}. "
+                        + llm_fix(failure)
+                        + " The round went on without a meeting."
+                    )
+                else:
+                    Text(view.meeting_absent)
+        if view.summaries:
+            Table(["role", "what they took away"], sorted(view.summaries.items()), key="summaries")
 
 
 @solara.component
@@ -201,15 +281,7 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
             solara.Success(f"The port survived; winners: {', '.join(view.winners)}")
         elif view.collapsed:
             solara.Error("The port collapsed: nobody wins, final points are 0.")
-    with solara.Card(
-        f"Planning meeting of round {view.meeting_round} (written by {view.meeting_by})"
-    ):
-        if view.meeting:
-            Pre(view.meeting, key="meeting")
-        else:
-            Text("No meeting this round (none held, silenced by a Solar Flare, or not started).")
-        if view.summaries:
-            Table(["role", "what they took away"], sorted(view.summaries.items()), key="summaries")
+    MeetingCard(view, model)
 
 
 PAGE = GamePage(
@@ -224,7 +296,7 @@ PAGE = GamePage(
     build=build,
     snapshot=snapshot,
     panels=Panels,
-    llm_agents=lambda params: int(params.get("llm_players", 0)),
+    llm_agents=lambda params: llm_agents(params),
     agent_labels=lambda model: {
         a.unique_id: f"{model.players[a.slot].role} ({model.players[a.slot].label}, {a.policy_name})"
         for a in model.seats

@@ -27,6 +27,8 @@ being one, for four reasons:
 * **the seed box** -- Mesa 3.5.1's seed input returns a string (and on Reset also
   hands over a ``Scenario``): :func:`coerce_seed` turns it into an int, a blank box
   into a fresh random seed that the page then shows, so any run can be repeated.
+  The seed is a *scenario* seed: the game gets the seed ``mesa-dilemmas run`` gives
+  replication 0 of a scenario with it (:func:`model_seed`).
 """
 
 from __future__ import annotations
@@ -70,6 +72,15 @@ def coerce_seed(value: Any) -> int | None:
     if not math.isfinite(number) or number != int(number) or number < 0:
         raise ValueError(f"seed: {value!r} is not a whole number >= 0")
     return int(number)
+
+
+def model_seed(seed: int) -> int:
+    """The seed a page builds its game with: that of replication 0 of a scenario with seed
+    ``seed``, so ``mesa-dilemmas run`` on the page's saved scenario replays the page's game
+    (see :mod:`.save_scenario`)."""
+    from mesa_dilemmas.scenarios.batch import derive_seeds
+
+    return derive_seeds(seed, 1)[0]
 
 
 def play_tick() -> str | None:
@@ -201,7 +212,7 @@ class DashboardModel(mesa.Model):
             if self.n_llm_agents > 0:
                 spec = self.llm_choice.spec
                 self.llm = LLMRun.start(self.llm_choice)
-            self.game = self.page.build(dict(self.params), self.seed, spec)
+            self.game = self.page.build(dict(self.params), model_seed(self.seed), spec)
             self.agent_labels = self.page.agent_labels(self.game)
             self.llm_agent_ids = {
                 a.unique_id for a in getattr(self.game, "agents", None) or ()

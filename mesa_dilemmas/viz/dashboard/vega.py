@@ -67,8 +67,9 @@ def line(
 ) -> Spec:
     """Lines over rounds (hover: the values of every series at that round) and labelled
     horizontal reference lines; the legend sits below the plot, never over the data."""
-    rows, names, colors = [], [], []
+    rows, names, colors, dashes = [], [], [], []
     for i, s in enumerate(series):
+        dashes.append([1, 0] if s.style == "-" else [5, 4] if s.style == "--" else [2, 3])
         x = list(s.x) if s.x is not None else list(range(len(s.y)))
         rows += [
             {"x": _num(a), "y": _num(b), "series": s.label} for a, b in zip(x, s.y, strict=False)
@@ -99,6 +100,11 @@ def line(
                         {"field": "y", "title": ylabel or "value", "format": ".4~g"}],
         },
     }]  # fmt: skip
+    if any(d != [1, 0] for d in dashes):  # dashed series (bounds drawn as lines)
+        layers[0]["encoding"]["strokeDash"] = {
+            "field": "series", "type": "nominal", "legend": None,
+            "scale": {"domain": names, "range": dashes},
+        }  # fmt: skip
     if refs:
         ref_rows = [{"y": r.y, "label": r.label, "color": r.color} for r in refs]
         layers.append({
@@ -211,5 +217,36 @@ def actions(title: str, matrix: np.ndarray, player_labels: Sequence[str]) -> Spe
             "color": {"field": "action", "type": "nominal", "title": None,
                       "scale": {"domain": ["C", "D"], "range": ["#2ca02c", "#d62728"]}},
             "tooltip": [{"field": "player"}, {"field": "round"}, {"field": "action"}],
+        },
+    }  # fmt: skip
+
+
+def strip(
+    title: str,
+    rows: Sequence[dict[str, Any]],
+    genes: Sequence[str],
+    *,
+    columns: int = 64,
+    subtitle: str = "",
+) -> Spec:
+    """A population as a strip of cells, one per agent, coloured by gene (the colours of
+    :func:`stack`); ``rows`` are dicts with a ``gene`` plus anything to show on hover."""
+    if not rows:
+        return empty(title, "no population yet")
+    cols = max(1, min(columns, len(rows)))
+    values = [{**r, "col": i % cols, "row": i // cols, "agent": i} for i, r in enumerate(rows)]
+    tip = [{"field": "agent"}, *({"field": k} for k in rows[0] if k not in ("col", "row"))]
+    return {
+        **_base(title, subtitle),
+        "height": {"step": 12}, "width": "container",
+        "data": {"values": values},
+        "mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "axis": None},
+            "y": {"field": "row", "type": "ordinal", "axis": None},
+            "color": {"field": "gene", "type": "nominal", "title": None,
+                      "scale": {"domain": list(genes),
+                                "range": [PALETTE[i % len(PALETTE)] for i in range(len(genes))]}},
+            "tooltip": tip,
         },
     }  # fmt: skip

@@ -1,0 +1,109 @@
+""" "Save as scenario": the game a page is showing, as a scenario TOML that ``mesa-dilemmas run``
+accepts unchanged.
+
+The page's seed is the scenario's seed: a page builds its game with the seed
+``mesa-dilemmas run`` gives replication 0 of a scenario with that seed
+(:func:`.runtime.model_seed`), so running the saved file replays the page's game round for
+round (the browser test compares the page's numbers with the run's ``steps.parquet``).
+
+What the file holds, per page:
+
+* fishery, Port of Mars and pages of installed games: the page's parameters are the
+  game's own, written to ``[params]`` as they are (``llm`` = the LLM spec when LLM
+  agents take part);
+* public goods, collective risk, common pool: the page's counts per strategy become the
+  seat order the page plays (``strategies``, one spec per seat), or with LLM players a
+  ``[population]`` with explicit seats;
+* cultural evolution: the ``cultural_evolution`` experiment with one run of the page's
+  group size (``[options]``).  Its runs derive their generators differently from the page,
+  so the file repeats the page's settings, not its numbers.
+
+The page's LLM answer mode and reply length go to ``[llm]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tomli_w
+
+from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
+
+
+def _llm_table(model: DashboardModel) -> dict[str, Any]:
+    choice = model.llm_choice
+    return {"answer_mode": choice.answer_mode, "max_tokens": choice.max_tokens}
+
+
+def _binary(model: DashboardModel) -> dict[str, Any]:
+    from mesa_dilemmas.viz.dashboard.binary import LLM, game_kwargs, lineup
+
+    game, params = model.page.path, model.params
+    seats = lineup(game, params)
+    kwargs = game_kwargs(params, seats)
+    out: dict[str, Any] = {"params": kwargs, "max_steps": int(params["rounds"])}
+    if LLM not in seats:
+        kwargs["strategies"] = list(seats)
+        return out
+    groups: list[dict[str, Any]] = []
+    for spec in dict.fromkeys(seats):
+        where = [i for i, s in enumerate(seats) if s == spec]
+        kind = {"llm": model.llm_choice.spec} if spec == LLM else {"strategy": spec}
+        groups.append({**kind, "seats": where})
+    out["population"] = {"groups": groups}
+    out["llm"] = _llm_table(model)
+    return out
+
+
+def _evolution(model: DashboardModel) -> dict[str, Any]:
+    params = dict(model.params)
+    game = str(params.pop("game"))
+    group_size = int(params.pop("group_size"))
+    return {
+        "game": game,
+        "experiment": "cultural_evolution:CulturalEvolutionExperiment",
+        "options": {**params, "group_sizes": [group_size], "runs": 1},
+    }
+
+
+def _model_params(model: DashboardModel) -> dict[str, Any]:
+    params = dict(model.params)
+    out: dict[str, Any] = {"params": params}
+    if model.n_llm_agents:
+        params["llm"] = model.llm_choice.spec
+        out["llm"] = _llm_table(model)
+    return out
+
+
+def scenario_dict(model: DashboardModel) -> dict[str, Any]:
+    """The scenario (as TOML data) of the game ``model`` is showing."""
+    page = model.page
+    if page.path in ("public_goods", "collective_risk", "common_pool"):
+        body = _binary(model)
+    elif page.path == "cultural_evolution":
+        body = _evolution(model)
+    else:
+        body = _model_params(model)
+    head: dict[str, Any] = {
+        "name": f"{page.path}_seed{model.seed}",
+        "description": (
+            f"Saved from the dashboard's {page.path.replace('_', ' ')} page "
+            f"({page.unit} {model.round} played); "
+            + (
+                "`mesa-dilemmas run` repeats its settings."
+                if page.path == "cultural_evolution"
+                else "`mesa-dilemmas run` replays its game."
+            )
+        ),
+        "game": body.pop("game", page.path),
+        "seed": int(model.seed),
+        "replications": 1,
+    }
+    if page.path != "cultural_evolution":
+        head["max_steps"] = max(int(body.pop("max_steps", 100)), model.round, 1)
+    return {**head, **body}
+
+
+def scenario_toml(model: DashboardModel) -> str:
+    """:func:`scenario_dict` as TOML text (tables last, as a person writes one)."""
+    return tomli_w.dumps(scenario_dict(model))
