@@ -11,7 +11,14 @@ enough that every panel is visible, then
   Playwright's own actionability checks before the click reaches the page);
 * **Play rate** -- sets the sidebar's "pause between rounds while playing" (Mesa's play
   interval) to its minimum, presses ▶ and counts the rounds the page shows in ``--seconds``
-  seconds.
+  seconds of playing (a game that ends is Reset and played on), and how often each chart
+  was drawn in that time.
+
+"Shows the next round" means drawn: the status line's ``data-round``, every
+``data-token``, and every chart's ``data-drawn`` (set by the chart widget once Vega has
+rendered the new rows).  Both ways of drawing a round are timed in one run, each with its
+own server, and compared: the chart widget's in-place update and a full vega-embed of
+every spec per round (Solara's ``VegaLite`` widget's way, ``MESA_DILEMMAS_CHARTS_IN_PLACE=0``).
 
 Rule-based agents only (the pages' defaults).  Not a test: numbers depend on the
 machine.  Results as JSON on stdout; ``docs/dashboard.md`` quotes them.
@@ -28,7 +35,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any
@@ -42,19 +48,28 @@ ROUND = "+(document.querySelector('[data-status]') || {dataset: {round: -1}}).da
 FINISHED = (
     "(document.querySelector('[data-status]') || {dataset: {}}).dataset.status === 'finished'"
 )
-#: round ``r`` is on the status line and every metric, chart and agent view shows the same
-#: snapshot (``data-token``; pages without tokens count from the status line alone)
+#: round ``r`` is on the status line, every metric, caption and agent view holds the same
+#: snapshot (``data-token``) and every chart and agent view has been *drawn* from it
+#: (``data-drawn`` of the chart widget, set once Vega has rendered the new rows)
 SHOWN = """r => {
   const s = document.querySelector('[data-status]');
   if (!s || s.dataset.status === 'playing' || +s.dataset.round < r) return false;
-  return [...document.querySelectorAll('[data-token]')].every(e => e.dataset.token === s.dataset.token);
+  const t = s.dataset.token;
+  return [...document.querySelectorAll('[data-token]')].every(e => e.dataset.token === t)
+    && [...document.querySelectorAll('.mdd-vega')].every(e => e.dataset.drawn === t);
 }"""
+#: how many times the page's charts have been drawn (embedded or updated in place), in all
+DRAWS = """() => [...document.querySelectorAll('.mdd-vega')]
+  .reduce((n, e) => n + +(e.dataset.embeds || 0) + +(e.dataset.updates || 0), 0)"""
+CHARTS = "() => document.querySelectorAll('.mdd-vega').length"
+#: ▶ is back (paused), or the game is over (Mesa then leaves a disabled ❚❚)
+PAUSED_OR_FINISHED = (
+    "() => [...document.querySelectorAll('button')].some(b => b.innerText.trim() === '▶') || ("
+    + FINISHED
+    + ")"
+)
 #: sliders moved to their maximum before measuring (Port of Mars ends after 9 rounds by default)
 LONGEST = {"port_of_mars": ["rounds"]}
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    return start_in_background()
 
 
 try:
@@ -121,28 +136,38 @@ def longest_game(tab: Any, path: str) -> None:
         tab.wait_for_selector(f"[data-status][data-round='0']:not([data-model='{old}'])")
 
 
-def play_rate(tab: Any, seconds: float) -> tuple[float, int]:
-    """(rounds per second, rounds) with Play at its shortest pause, over ``seconds`` or until
-    the game is over."""
+def play_rate(tab: Any, seconds: float) -> tuple[float, int, float]:
+    """(rounds per second, rounds, chart draws per chart and second) with Play at its shortest
+    pause, over ``seconds`` of playing.  A game that ends (Port of Mars collapses within a few
+    rounds with rule players) is Reset and played on, so every page is timed over the same
+    window; the Resets are not counted in it."""
     slider = tab.locator("[data-param='play_interval'] [role=slider]")
     slider.focus()
     tab.keyboard.press("Home")  # the shortest pause
     tab.wait_for_function("s => +s.getAttribute('aria-valuenow') <= 1", arg=slider.element_handle())
-    start_round = current_round(tab)
-    tab.get_by_role("button", name="▶").click()
-    start = time.perf_counter()
-    try:  # a fixed window, cut short when the game ends
-        tab.wait_for_function(FINISHED, timeout=seconds * 1000)
-        finished = True
-    except PlaywrightTimeout:
-        finished = False
-    played = current_round(tab) - start_round
-    elapsed = time.perf_counter() - start
-    if not finished and not tab.evaluate(FINISHED):
-        with contextlib.suppress(PlaywrightTimeout):  # the game may end in between: ▶ again
-            tab.get_by_role("button", name="❚❚").click(timeout=5000)
-        tab.get_by_role("button", name="▶").wait_for()
-    return played / elapsed, played
+    played, elapsed, draws = 0, 0.0, 0
+    while elapsed < seconds:
+        if tab.evaluate(FINISHED):
+            old = tab.locator("[data-status]").get_attribute("data-model")
+            tab.get_by_role("button", name="Reset", exact=True).click()
+            tab.wait_for_selector(f"[data-status][data-round='0']:not([data-model='{old}'])")
+        start_round, start_draws = current_round(tab), int(tab.evaluate(DRAWS))
+        tab.get_by_role("button", name="▶").click()
+        start = time.perf_counter()
+        try:  # the rest of the window, cut short when the game ends
+            tab.wait_for_function(FINISHED, timeout=(seconds - elapsed) * 1000)
+            finished = True
+        except PlaywrightTimeout:
+            finished = False
+        played += current_round(tab) - start_round
+        draws += int(tab.evaluate(DRAWS)) - start_draws
+        elapsed += time.perf_counter() - start
+        if not finished and not tab.evaluate(FINISHED):
+            with contextlib.suppress(PlaywrightTimeout):  # the game may end in between
+                tab.get_by_role("button", name="❚❚").click(timeout=5000)
+            tab.wait_for_function(PAUSED_OR_FINISHED)
+    charts = max(1, int(tab.evaluate(CHARTS)))
+    return played / elapsed, played, draws / charts / elapsed
 
 
 def bench_page(browser: Any, url: str, path: str, steps: int, seconds: float) -> dict[str, Any]:
@@ -159,8 +184,10 @@ def bench_page(browser: Any, url: str, path: str, steps: int, seconds: float) ->
         f"{statistics.median(driven):.0f} ms clicked by Playwright)",
         file=sys.stderr,
     )
-    rate, played = play_rate(tab, seconds)
-    print(f"{path}: Play {rate:.2f} rounds/s", file=sys.stderr)
+    rate, played, drawn = play_rate(tab, seconds)
+    print(
+        f"{path}: Play {rate:.2f} rounds/s, each chart drawn {drawn:.2f} times/s", file=sys.stderr
+    )
     context.close()
     return {
         "page": path,
@@ -169,8 +196,16 @@ def bench_page(browser: Any, url: str, path: str, steps: int, seconds: float) ->
         "step_ms_median_playwright_click": round(statistics.median(driven), 1),
         "play_rounds_per_s": round(rate, 2),
         "play_rounds": played,
+        "play_chart_draws_per_s": round(drawn, 2),
         "play_seconds": seconds,
     }
+
+
+#: the two ways of drawing a round that one run compares: the chart widget's in-place update
+#: of the rows, and a full vega-embed of every spec (what Solara's ``VegaLite`` widget does)
+MODES = {"in place": {"MESA_DILEMMAS_CHARTS_IN_PLACE": "1"},
+         "full embed": {"MESA_DILEMMAS_CHARTS_IN_PLACE": "0"}}  # fmt: skip
+RATIOS = ("step_ms_median", "step_ms_p90", "play_rounds_per_s", "play_chart_draws_per_s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,22 +215,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seconds", type=float, default=10.0, help="Play window per page (default 10)"
     )
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="which of 'in place', 'full embed' (default both)"
+    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    proc, url = start_server()
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            results = [
-                bench_page(browser, url, path, args.steps, args.seconds)
-                for path in args.pages.split(",")
-            ]
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    results = []
+    for mode in args.modes.split(","):
+        print(f"-- charts drawn: {mode}", file=sys.stderr)
+        proc, url = start_in_background(env=MODES[mode])
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                for path in args.pages.split(","):
+                    row = bench_page(browser, url, path, args.steps, args.seconds)
+                    results.append({"charts": mode, **row})
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
     print(json.dumps(results, indent=2))
+    by = {(r["charts"], r["page"]): r for r in results}
+    if all(m in args.modes.split(",") for m in MODES):
+        print("\nin place / full embed:", file=sys.stderr)
+        for path in args.pages.split(","):
+            new, old = by[("in place", path)], by[("full embed", path)]
+            ratios = ", ".join(
+                f"{k} {new[k] / old[k]:.2f}x" for k in RATIOS if old.get(k) and new.get(k)
+            )
+            print(f"  {path}: {ratios}", file=sys.stderr)
     return 0
 
 

@@ -244,17 +244,30 @@ def move_slider(tab: Any, label: str, steps: int) -> int:
     return int(float(thumb.get_attribute("aria-valuenow") or 0))
 
 
+#: true once the game parameter labelled ``label`` (a regex source) holds ``value`` on the
+#: server (its ``data-value`` is drawn from the server's value); true at once for an input that
+#: is not a game parameter (the caller waits for what that input changes)
+PARAM_SYNCED = """([label, value]) => {
+  const re = new RegExp(label);
+  for (const p of document.querySelectorAll('[data-param][data-value]')) {
+    const lab = p.querySelector('label');
+    if (lab && re.test(lab.textContent.trim())) return p.dataset.value === value;
+  }
+  return true;
+}"""
+
+
 def choose(tab: Any, label: str, option: str) -> None:
     control(tab, label).click()
     tab.get_by_role("option", name=option, exact=True).click()
-    tab.wait_for_timeout(250)
+    tab.wait_for_function(PARAM_SYNCED, arg=["^" + re.escape(label) + r"(?!\w)", option])
 
 
 def type_into(tab: Any, label: str, text: str) -> None:
     box = control(tab, label).locator("input")
     box.fill(text)
     box.press("Enter")
-    tab.wait_for_timeout(250)
+    tab.wait_for_function(PARAM_SYNCED, arg=["^" + re.escape(label) + r"(?!\w)", text])
 
 
 def screenshot(tab: Any, name: str) -> Path:
@@ -262,24 +275,4 @@ def screenshot(tab: Any, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     tab.screenshot(path=str(path), full_page=True)
-    return path
-
-
-def docs_image(tab: Any, name: str, rounds: int, height: int = 1500) -> Path | None:
-    """With ``MESA_DILEMMAS_UPDATE_DOCS_IMAGES=1``: play on to ``rounds`` (or the game's end) and
-    save the README's screenshot, palette-reduced to stay well under 300 KB."""
-    if not os.environ.get("MESA_DILEMMAS_UPDATE_DOCS_IMAGES"):
-        return None
-    from io import BytesIO
-
-    from PIL import Image
-
-    while status(tab)[0] == "ready" and status(tab)[1] < rounds:
-        step(tab)
-
-    png = tab.screenshot(clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height})
-    image = Image.open(BytesIO(png)).convert("RGB").quantize(colors=128)
-    path = REPO / "docs" / "images" / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    image.save(path, optimize=True)
     return path

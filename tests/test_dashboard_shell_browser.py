@@ -62,6 +62,11 @@ def _download(tab, name: str) -> Path:  # noqa: ANN001
     [
         ("fishery", 5, ("stock", "total_harvest", "compliance", "mean_effort", "punishments")),
         ("public_goods", 4, ("cooperation_rate", "mean_payoff")),
+        (
+            "port_of_mars",
+            5,
+            ("port_health", "events_drawn_total", "trades_proposed", "trades_accepted"),
+        ),
     ],
 )
 def test_save_as_scenario_replays_the_pages_game_with_mesa_dilemmas_run(
@@ -75,6 +80,9 @@ def test_save_as_scenario_replays_the_pages_game_with_mesa_dilemmas_run(
     if game == "fishery":
         move_slider(tab, "villagers", 2)  # a changed parameter travels too
         reset(tab)
+    if game == "port_of_mars":
+        choose(tab, "leadership", "announce")  # a select travels too
+        reset(tab)
     for r in range(1, rounds + 1):
         assert step(tab) == r
     shown = {key: metric(tab, key) for key in compared}
@@ -84,6 +92,8 @@ def test_save_as_scenario_replays_the_pages_game_with_mesa_dilemmas_run(
     assert scenario.game == game and scenario.seed == 42 and scenario.replications == 1
     if game == "fishery":
         assert raw["params"]["n_agents"] == 12
+    if game == "port_of_mars":
+        assert raw["params"]["leadership"] == "announce"
     target = tmp_path / "scenario.toml"
     target.write_bytes(path.read_bytes())
     out = tmp_path / "run"

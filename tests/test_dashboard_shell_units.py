@@ -22,7 +22,6 @@ from mesa_dilemmas.viz.dashboard.components import (
     default_params,
     latest_caption,
     latest_values,
-    themed,
 )
 from mesa_dilemmas.viz.dashboard.inputs import parse_number, show_number
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, model_seed
@@ -68,15 +67,6 @@ def test_a_line_charts_caption_names_every_series_at_the_last_round() -> None:
     assert latest_caption(spec, "generation").startswith("generation 2: ")
     assert latest_caption(vega.line("t", [])) == ""  # nothing played yet: no caption
     assert latest_caption(vega.bars("t", ["a"], {"g": [1.0]})) == ""  # not a line chart
-
-
-def test_dark_theme_uses_vegas_dark_theme_on_a_transparent_background() -> None:
-    spec = vega.line("t", [Series("a", [1.0, 2.0])])
-    assert themed(spec, False) is spec
-    dark = themed(spec, True)
-    assert dark["background"] == "transparent"
-    assert dark["usermeta"]["embedOptions"]["theme"] == "dark"
-    assert dark["layer"] == spec["layer"] and "usermeta" not in spec
 
 
 def test_the_pages_seed_is_replication_0_of_a_scenario_with_that_seed() -> None:

@@ -141,11 +141,16 @@ if __name__ == "__main__":
 
 
 def start_in_background(
-    extra_args: Sequence[str] = (), cwd: str | None = None, timeout: float = 120.0
+    extra_args: Sequence[str] = (),
+    cwd: str | None = None,
+    timeout: float = 120.0,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
     """Serve the dashboard in a child process on a free loopback port; return it and its URL
-    once the home page answers (for scripts and benchmarks that drive a browser)."""
-    env = {**os.environ, "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False", "PYTHONUNBUFFERED": "1"}
+    once the home page answers (for scripts and benchmarks that drive a browser).  ``env``
+    adds variables to the child's environment."""
+    env = {**os.environ, "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False", "PYTHONUNBUFFERED": "1",
+           **(env or {})}  # fmt: skip
     cmd = [sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(free_port()),
            *extra_args]  # fmt: skip
     proc = subprocess.Popen(

@@ -20,6 +20,15 @@ def _mean_ci(steps: pd.DataFrame, column: str) -> pd.DataFrame:
     return out
 
 
+def _default(name: str) -> object:
+    """The fishery's default for parameter ``name``."""
+    import inspect
+
+    from mesa_dilemmas.dilemmas.fishery import FisheryModel
+
+    return inspect.signature(FisheryModel.__init__).parameters[name].default
+
+
 def punishment_shock(
     run_dir: Path, runs: pd.DataFrame, steps: pd.DataFrame, scenario: Scenario
 ) -> list[Path]:
@@ -61,6 +70,12 @@ def punishment_shock(
                 )
                 ax.fill_between(stats.index, stats["lo"], stats["hi"], color=colors[i], alpha=0.15)
         ax.axvline(shock, color="grey", lw=0.8, ls=":", label=f"punishment off (t = {shock})")
+        if col == "stock":  # the lake counts as collapsed at or below R_min
+            r_min = float(scenario.params.get("collapse_threshold", _default("collapse_threshold")))
+            ax.axhline(
+                r_min, color="tab:red", lw=0.8, ls="--", label=f"collapse threshold {r_min:g}"
+            )
+            ax.legend(handles=ax.get_lines()[-1:], fontsize=8, loc="upper right")
         ax.set_xlabel("step")
         ax.set_ylabel(label)
     axes[0].legend(fontsize=8)

@@ -21,7 +21,7 @@ puts ``data-view`` / ``data-agents`` / ``data-round`` attributes for the browser
   starved; the shared norm and who punished whom in the caption;
 * :func:`PortOfMarsSeats` -- the five seats around the port (its fill is port health):
   coins, resources, points and dirty purchases per seat, this round's accepted
-  trades as arrows, the leader as a star, the meeting's text below;
+  trades as arrows, the leader as a diamond, the meeting's text below;
 * :func:`BinaryPopulation` -- the players grouped by strategy, coloured by their last
   action (C green, D red); for the common pool also the stock and its depletion.
 """
@@ -34,10 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 import solara
-from solara.widgets import VegaLite
 
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
 from mesa_dilemmas.viz.dashboard.vega import SCHEMA, Spec
+from mesa_dilemmas.viz.dashboard.vega_widget import VegaChart, with_token
 
 #: the colours of the two actions everywhere on the dashboard (strategies never use them)
 ACTION_COLORS = {"C": "#2ca02c", "D": "#d62728", "not yet": "#bbbbbb"}
@@ -95,9 +95,9 @@ def _arrow(a: int, b: int, n: int, **fields: Any) -> dict[str, Any]:
 
 
 def _arrow_layers(rows: list[dict[str, Any]], color: str, tip: list[str]) -> list[Spec]:
-    """A line and an arrow head per row of :func:`_arrow` (hover: the ``tip`` fields)."""
-    if not rows:
-        return []
+    """A line and an arrow head per row of :func:`_arrow` (hover: the ``tip`` fields); the
+    layers are there with no rows too, so a round without arrows changes only the rows (the
+    chart widget then updates the drawn view instead of embedding it anew)."""
     data = {"values": rows}
     tooltip = [{"field": f} for f in tip]
     return [
@@ -165,7 +165,8 @@ def _Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
         if spec is None:
             solara.Text("nothing to show (the game could not be built)")
         else:
-            VegaLite.element(spec=spec)
+            token = model.token if isinstance(model, DashboardModel) else str(played)
+            VegaChart.element(spec=with_token(spec, token))
         if caption:
             solara.HTML(tag="div", unsafe_innerHTML=caption, classes=["mdd-caption"])
 
@@ -221,7 +222,7 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
             "tooltip": _tooltip(rows),
         },
     }  # fmt: skip
-    labels = {"data": data, "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#555555"},
+    labels = {"data": data, "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#888888"},
               "encoding": {**XY, "text": {"field": "villager"}}}  # fmt: skip
     lake = _centre(
         stock / capacity if capacity else 0.0, f"lake {stock:.0f} / {capacity:.0f}", "#2b7bba", 9000
@@ -322,7 +323,7 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
 
     layers = [*_centre(health / 100.0, f"port health {health:.0f}", "#b5651d", 8000), marks,
               text("role", 0, fontSize=10, fontWeight="bold"), text("label", 24),
-              text("holdings", 35, color="#555555")]  # fmt: skip
+              text("holdings", 35, color="#888888")]  # fmt: skip
     layers += _arrow_layers(trades, "#1f77b4", ["trade", "kind"])
     spec = _ring_spec(
         "The port and its five seats",

@@ -77,8 +77,11 @@ def required_packages() -> list[str]:
 
 
 def widget_packages() -> list[str]:
-    """What the Solara widgets of :data:`WIDGETS` load through the CDN proxy."""
+    """What the Solara widgets of :data:`WIDGETS` and this package's chart widget
+    (:mod:`.vega_widget`) load through the CDN proxy."""
     import solara.widgets
+
+    from mesa_dilemmas.viz.dashboard.vega_widget import PACKAGES
 
     folder = Path(solara.widgets.__file__).parent / "vue"
     found: list[str] = []
@@ -86,8 +89,8 @@ def widget_packages() -> list[str]:
         for name in WIDGETS:
             found += _WIDGET_PKG.findall((folder / name).read_text())
     except OSError:
-        return list(WIDGET_FALLBACK)
-    return list(dict.fromkeys(found)) or list(WIDGET_FALLBACK)
+        found = list(WIDGET_FALLBACK)
+    return list(dict.fromkeys([*(found or WIDGET_FALLBACK), *PACKAGES.values()]))
 
 
 def cache_dir() -> Path:

@@ -20,11 +20,10 @@ from typing import Any
 
 import solara
 import solara.lab
-import traitlets
 from mesa.visualization.utils import force_update, update_counter
-from solara.widgets import VegaLite
 
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+from mesa_dilemmas.viz.dashboard.vega_widget import VegaChart, with_token
 
 CSS = """
 .mdd-metrics { display: flex; flex-wrap: wrap; gap: 10px; margin: 4px 0 8px 0; }
@@ -57,9 +56,6 @@ h2 { font-weight: 400; margin: 8px 0 4px 0; }
 /* the page tabs: the pages' names as written, small enough that all fit at 1400 px */
 .v-tab { text-transform: none !important; letter-spacing: normal !important; min-width: 0 !important;
   padding: 0 12px !important; font-size: 15px; }
-/* agent views draw their own colours (Vega marks with fixed fills): in dark mode they are
-   shown inverted, hues kept, rather than as white boxes */
-.theme--dark .mdd-agent-view canvas { filter: invert(0.9) hue-rotate(180deg); }
 .theme--dark .mdd-metric { border-color: #444; }
 .theme--dark .mdd-metric-label, .theme--dark .mdd-caption { color: #aaa; }
 .theme--dark .mdd-pre { background: #2a2a2a; }
@@ -123,60 +119,6 @@ def Metrics(items: Sequence[Metric]) -> None:
                 attributes={"data-token": token} if token else None)  # fmt: skip
 
 
-def _guarded_template() -> str:
-    """Solara's Vega-Lite template, drawing only while its element exists.
-
-    A spec that changes just before Vuetify re-mounts the chart (switching the theme, a Reset
-    that rebuilds the page) left a debounced redraw pending on the old, unmounted copy, which
-    vega-embed then failed on ("reading 'usermeta'"). The copy now marks itself gone when it is
-    destroyed, and a draw checks that it is still mounted, with a spec, before it starts and
-    again just before vega-embed runs (the libraries load asynchronously in between); an error
-    thrown while drawing an unmounted copy is dropped, one on a mounted chart still surfaces."""
-    from pathlib import Path
-
-    text = Path(VegaLite.template_file).read_text()
-    edits = [
-        (
-            "do_plot() {",
-            "do_plot() {\n            if (this.mddGone || !this.$refs.plotElement || !this.spec) return;",
-        ),
-        ("destroyed() {", "destroyed() {\n        this.mddGone = true;"),
-        (
-            "const { view } = await vegaEmbed(this.$refs.plotElement, spec);",
-            "if (this.mddGone || !this.$refs.plotElement) return;\n"
-            "                    let view;\n"
-            "                    try {\n"
-            "                        ({ view } = await vegaEmbed(this.$refs.plotElement, spec));\n"
-            "                    } catch (error) {\n"
-            "                        if (this.mddGone || !this.$refs.plotElement) return;\n"
-            "                        throw error;\n"
-            "                    }",
-        ),
-    ]
-    if not all(old in text for old, _ in edits):  # another Solara version: its template as it is
-        return text
-    for old, new in edits:
-        text = text.replace(old, new, 1)
-    return text
-
-
-class VegaChart(VegaLite):
-    """Solara's ``VegaLite`` widget with :func:`_guarded_template`."""
-
-    template_file = None
-    template = traitlets.Unicode(_guarded_template()).tag(sync=True)
-
-
-def themed(spec: dict[str, Any], dark: bool) -> dict[str, Any]:
-    """The chart in the page's theme: in dark mode Vega's own dark theme (light text, axes and
-    grid; vega-embed reads it from ``usermeta.embedOptions``) on the card's background."""
-    if not dark:
-        return spec
-    usermeta = spec.get("usermeta", {})
-    embed = {**usermeta.get("embedOptions", {}), "theme": "dark"}
-    return {**spec, "background": "transparent", "usermeta": {**usermeta, "embedOptions": embed}}
-
-
 def latest_values(spec: Any) -> tuple[Any, dict[str, float]]:
     """(the last x, {series: its last value}) of a line chart's spec (``vega.line``: rows with
     ``x``, ``y`` and ``series``); (None, {}) for other charts."""
@@ -219,7 +161,6 @@ def Chart(
     import json
 
     figure = solara.use_memo(draw, dependencies=[key, token])
-    dark = solara.lab.use_dark_effective()
     is_spec = isinstance(figure, dict)
     # A spec goes to the widget directly, not as an element argument: reacton walks every
     # argument (a spec holds a row per point and series) on every render of the page, which
@@ -233,9 +174,9 @@ def Chart(
             widget = solara.get_widget(plot)
         except KeyError:  # this render was replaced before its effects ran; the next one pushes
             return
-        widget.spec = themed(figure, dark)
+        widget.spec = with_token(figure, token)
 
-    solara.use_effect(push, [key, token, dark])
+    solara.use_effect(push, [key, token])
     page_model = solara.use_context(PageModel)
     unit = page_model.page.unit if isinstance(page_model, DashboardModel) else "round"
     _, latest = latest_values(figure)

@@ -144,9 +144,12 @@ def ParameterInputs(
         kind = spec["type"]
         if kind in ("SliderInt", "SliderFloat"):
             NumberSlider(name, spec, value, change)
-        elif kind == "Select":
-            solara.Select(label, value=value, values=spec["values"], on_value=change)
-        elif kind == "Checkbox":
-            solara.Checkbox(label=label, value=bool(value), on_value=change)
-        else:
-            solara.InputText(label, value=str(value), on_value=change)
+            continue
+        # ``data-value`` is the value the server holds (the browser tests wait for it)
+        with solara.Div(attributes={"data-param": name, "data-value": str(value)}):
+            if kind == "Select":
+                solara.Select(label, value=value, values=spec["values"], on_value=change)
+            elif kind == "Checkbox":
+                solara.Checkbox(label=label, value=bool(value), on_value=change)
+            else:
+                solara.InputText(label, value=str(value), on_value=change)

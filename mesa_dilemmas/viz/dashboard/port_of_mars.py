@@ -220,7 +220,7 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
         [
             Metric("round", f"round (of {view.n_rounds}, hidden from players)", view.round),
             Metric("port_health", "port health", view.health[-1] if view.health else None),
-            Metric("events_drawn", "events drawn", view.events_total),
+            Metric("events_drawn_total", "events drawn", view.events_total),
             Metric(
                 "health_coins", "coins to port health", sum(p.health_coins for p in view.players)
             ),

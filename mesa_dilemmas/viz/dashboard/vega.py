@@ -3,8 +3,9 @@
 The specs are plain dicts written here rather than built with Altair: Altair's
 objects validate and deep-copy on every call (~0.2 s for one small layered
 chart), which would cap a page at a few rounds per second; a dict costs well
-under a millisecond.  Solara's ``VegaLite`` widget (the one ``FigureAltair``
-uses) draws them with the Vega files the asset prefetch installs.
+under a millisecond.  :class:`~.vega_widget.VegaChart` draws them with the Vega
+files the asset prefetch installs, updating a chart in place when only its rows change.
+Line charts zoom (wheel) and pan (drag); a double-click resets them.
 
 The functions mirror :mod:`.charts` (the matplotlib PNG versions, which no page
 uses any more): :func:`line`, :func:`bars`, :func:`stack`,
@@ -83,13 +84,19 @@ def line(
         y["scale"] = {"domain": list(ylim), "clamp": True}
     elif refs:  # keep the reference lines in view
         y["scale"] = {"zero": False}
-    few = len(rows) <= 12 * max(1, len(names))
-    rounds = sorted({r["x"] for r in rows if r["x"] is not None})
-    x_axis: Spec = {"format": "d", "tickMinStep": 1}
-    if len(rounds) <= 15:  # whole rounds only (Vega would also label 0.5, 1.5, ... as 0, 1, ...)
-        x_axis["values"] = rounds
+    # whole rounds only; nothing here depends on the number of rows, so a new round changes the
+    # spec's rows alone and the chart widget updates the drawn chart in place
+    # (a tick between two rounds, which Vega draws at a zoom or on a one-round chart, is unlabelled)
+    x_axis: Spec = {
+        "format": "d",
+        "tickMinStep": 1,
+        "labelExpr": "datum.value % 1 ? '' : datum.label",
+    }
     layers: list[Spec] = [{
-        "mark": {"type": "line", "point": few, "strokeWidth": 2},
+        # wheel to zoom, drag to pan, double-click to reset; the chart widget updates its rows
+        # in place (``vega_widget``), so a zoom survives the next rounds
+        "params": [{"name": "zoom", "select": "interval", "bind": "scales"}],
+        "mark": {"type": "line", "point": {"size": 16}, "strokeWidth": 2},
         "encoding": {
             "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": x_axis},
             "y": y,
