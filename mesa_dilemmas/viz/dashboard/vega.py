@@ -7,9 +7,8 @@ under a millisecond.  :class:`~.vega_widget.VegaChart` draws them with the Vega
 files the asset prefetch installs, updating a chart in place when only its rows change.
 Line charts zoom (wheel) and pan (drag); a double-click resets them.
 
-The functions mirror :mod:`.charts` (the matplotlib PNG versions, which no page
-uses any more): :func:`line`, :func:`bars`, :func:`stack`,
-:func:`actions`.
+The chart kinds: :func:`line`, :func:`bars`, :func:`stack`, :func:`actions`; their
+data types (:class:`~.charts.Series`, :class:`~.charts.Ref`) are in :mod:`.charts`.
 """
 
 from __future__ import annotations
