@@ -130,6 +130,15 @@ def longest_game(tab: Any, path: str) -> None:
         )
         slider.focus()
         tab.keyboard.press("End")
+        # the value box beside the slider is drawn from the server's value: wait until it
+        # shows the maximum, so that Reset builds the game with it
+        box = tab.locator("[data-param]", has=tab.locator("label", has_text=pattern)).locator(
+            "input[type=number]"
+        )
+        tab.wait_for_function(
+            "([b, s]) => parseFloat(b.value) === parseFloat(s.getAttribute('aria-valuemax'))",
+            arg=[box.element_handle(), slider.element_handle()],
+        )
     if LONGEST.get(path):
         old = tab.locator("[data-status]").get_attribute("data-model")
         tab.get_by_role("button", name="Reset", exact=True).click()

@@ -14,6 +14,7 @@ fail: there, ``scripts/test.sh`` installs them and a skip would hide a broken se
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -82,6 +83,14 @@ def dashboard_url_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     config = tmp / "llm.toml"
     # short, answer-only replies: the bundled 135M model then answers a C/D decision in ~1 s
     config.write_text("[llm]\nreasoning = false\nmax_retries = 0\ntimeout_s = 20\n")
+    with serve_dashboard(tmp, config) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve_dashboard(tmp: Path, config: Path) -> Iterator[str]:
+    """``mesa-dilemmas dashboard --port P --llm-config CONFIG`` on 127.0.0.1, with its own LLM
+    cache and records under ``tmp`` and no provider keys; yields the address it prints."""
     env = {
         **os.environ,
         "MESA_DILEMMAS_CACHE_DIR": str(tmp / "llm-cache"),  # every run makes real calls
@@ -90,28 +99,27 @@ def dashboard_url_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     }
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         env.pop(var, None)
-    log = (tmp / "server.log").open("w")
     cmd = [
         sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(free_port()),
         "--llm-config", str(config), "--record-dir", str(tmp / "records"), "--no-assets",
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:\d+/", first)
-        assert match, f"the dashboard did not print its address: {first!r}"
-        url = match.group(0)
-        wait_http(url, timeout=120.0, proc=proc)
-        yield url
-    finally:
-        proc.terminate()  # the command stops its server on SIGTERM as on Ctrl-C
+    with (tmp / "server.log").open("w") as log:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+            match = re.search(r"http://127\.0\.0\.1:\d+/", first)
+            assert match, f"the dashboard did not print its address: {first!r}"
+            url = match.group(0)
+            wait_http(url, timeout=120.0, proc=proc)
+            yield url
+        finally:
+            proc.terminate()  # the command stops its server on SIGTERM as on Ctrl-C
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @pytest.fixture(scope="module", name="browser")

@@ -315,18 +315,3 @@ def test_a_failed_llm_meeting_says_it_failed_and_why(
         failure = port_of_mars._meeting_failure(m, 1)
         assert failure and is_context_overflow(failure)
     m.close()
-
-
-def test_an_unreachable_endpoint_is_named_as_the_reason_the_run_stopped(
-    isolated_llm: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    config = isolated_llm / "llm.toml"
-    config.write_text("[llm]\nmax_retries = 0\nanswer_retries = 0\ntimeout_s = 5\n")
-    monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", str(config))
-    nobody = {"llm_provider": "openai", "llm_model": "nobody@http://127.0.0.1:9/v1"}
-    m = model_for(PAGE_BY_PATH["fishery"], n_agents=4, llm_agents=1, **nobody)
-    m.step()
-    assert m.wait(60) and m.error
-    what, fix = stop_reason(m)
-    assert what == "the provider's endpoint cannot be reached" and "server is running" in fix
-    m.close()

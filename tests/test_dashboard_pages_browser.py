@@ -10,10 +10,7 @@ LLM prompt that does not fit the model's context window, named with its fix.
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -32,10 +29,10 @@ from dashboard_fixtures import (  # noqa: F401
     require_browser,
     reset,
     screenshot,
+    serve_dashboard,
     step,
     tab_fixture,
 )
-from llm_fixtures import wait_http
 
 
 def test_common_pool_says_when_the_pool_is_depleted_and_draws_bounds_that_hold(tab) -> None:
@@ -141,31 +138,14 @@ def _local_model_missing() -> str | None:
 @pytest.fixture(scope="module")
 def small_context_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A second server whose local model has a 256-token window (every fishery prompt is
-    longer), started like ``dashboard_url``."""
+    longer), started as ``dashboard_url`` is."""
     require_browser()
     require_assets()
     tmp = tmp_path_factory.mktemp("small-context")
     config = tmp / "llm.toml"
     config.write_text("[llm]\nmax_retries = 0\nanswer_retries = 0\n[llm.local]\nn_ctx = 256\n")
-    env = {**os.environ, "MESA_DILEMMAS_CACHE_DIR": str(tmp / "cache"),
-           "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False", "PYTHONUNBUFFERED": "1"}  # fmt: skip
-    cmd = [sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(free_port()),
-           "--llm-config", str(config), "--record-dir", str(tmp / "records"), "--no-assets"]  # fmt: skip
-    with (tmp / "server.log").open("w") as log:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
-        try:
-            assert proc.stdout is not None
-            match = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline())
-            assert match, "the dashboard did not print its address"
-            wait_http(match.group(0), timeout=120.0, proc=proc)
-            yield match.group(0)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with serve_dashboard(tmp, config) as url:
+        yield url
 
 
 @pytest.mark.skipif(_local_model_missing() is not None, reason=str(_local_model_missing()))

@@ -29,7 +29,7 @@ from mesa_dilemmas.viz.dashboard import assets, charts
 from mesa_dilemmas.viz.dashboard import controls as c
 from mesa_dilemmas.viz.dashboard.app import PAGES
 from mesa_dilemmas.viz.dashboard.components import default_params, fmt, raw
-from mesa_dilemmas.viz.dashboard.llm_panel import _matches
+from mesa_dilemmas.viz.dashboard.llm_panel import _matches, stop_reason
 from mesa_dilemmas.viz.dashboard.llm_run import LLMChoice, LLMRun, Transcript
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage, coerce_seed
 from mesa_dilemmas.viz.dashboard_cli import register, server_env
@@ -319,6 +319,8 @@ def test_an_unreachable_provider_stops_the_game_with_its_reason(
     m = model_for(PAGE_BY_PATH["fishery"], n_agents=4, llm_agents=1, **UNREACHABLE)
     m.step()
     assert m.wait(60) and m.error and "endpoint unreachable" in m.error and not m.running
+    what, fix = stop_reason(m)  # the page names the reason and the fix
+    assert what == "the provider's endpoint cannot be reached" and "server is running" in fix
     m.close()
 
 

@@ -21,12 +21,11 @@ def _mean_ci(steps: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def _default(name: str) -> object:
-    """The fishery's default for parameter ``name``."""
-    import inspect
-
+    """The fishery's default for parameter ``name`` (from its parameter schema)."""
+    from mesa_dilemmas.dilemmas.base import params_model
     from mesa_dilemmas.dilemmas.fishery import FisheryModel
 
-    return inspect.signature(FisheryModel.__init__).parameters[name].default
+    return params_model(FisheryModel).model_fields[name].default
 
 
 def punishment_shock(
