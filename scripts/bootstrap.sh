@@ -32,6 +32,9 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(0 if
   "$py" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
+case ",$extras," in
+  *,local,*) bash scripts/build_llama.sh .venv/bin/python ;;   # portable llama.cpp, never -march=native
+esac
 spec="."
 [ -n "$extras" ] && spec=".[$extras]"
 .venv/bin/python -m pip install --quiet -e "$spec"
