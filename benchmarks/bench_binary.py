@@ -42,7 +42,7 @@ from mesa_dilemmas.agents.strategies import (
     StrategyEntry,
     load_strategy_set,
 )
-from mesa_dilemmas.dilemmas.binary_game import BinaryGame, make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import BinaryGame, make_game, play_batch
 
 SIZES = (4, 16, 64, 256)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.runner import run_scenario
 
 

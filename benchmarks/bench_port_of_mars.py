@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "svo rule players + rule meeting": {"preset": "svo"},

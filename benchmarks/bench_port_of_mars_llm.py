@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the loopback wire-format test server
 from llm_servers.responder import NormalizedRequest, Reply, scripted_reply  # noqa: E402
 from llm_servers.wire import WireServer  # noqa: E402
 
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel  # noqa: E402
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel  # noqa: E402
 from mesa_dilemmas.llm import LLMSettings, session  # noqa: E402
 from mesa_dilemmas.llm.accounting import load_calls  # noqa: E402
 from mesa_dilemmas.llm.checks import resolve  # noqa: E402

@@ -14,15 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mesa_dilemmas.dilemmas.registry import ANALYSES, COMMANDS, extensions
 from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw
 from mesa_dilemmas.scenarios.runner import RunStopped
 
 #: modules that add command groups (each exposes ``register(subparsers)``)
-ANALYSE_MODULES: tuple[str, ...] = (
-    "mesa_dilemmas.analysis.strategies_cli",
-    "mesa_dilemmas.analysis.norms_cli",
-    "mesa_dilemmas.analysis.port_of_mars_cli",
-)
+#: the shared commands; games add theirs (and their analyses) by entry point
 COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.llm.cli",
     "mesa_dilemmas.viz.dashboard_cli",
@@ -218,13 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_format_argument(p)
     p.set_defaults(func=cmd_figures)
 
-    if ANALYSE_MODULES:
+    analyses = extensions(ANALYSES)
+    if analyses:
         analyse = sub.add_parser("analyse", help="analyses of strategies and results")
         analyse_sub = analyse.add_subparsers(dest="analysis", required=True)
-        for module in ANALYSE_MODULES:
-            import_module(module).register(analyse_sub)
+        for entry in analyses.values():
+            entry.load()(analyse_sub)
     for module in COMMAND_MODULES:
         import_module(module).register(sub)
+    for entry in extensions(COMMANDS).values():  # a game's own commands
+        entry.load()(sub)
     return parser
 
 

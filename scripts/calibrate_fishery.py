@@ -1,4 +1,4 @@
-"""Command line of the fishery calibration (:mod:`mesa_dilemmas.analysis.fishery_calibration`).
+"""Command line of the fishery calibration (:mod:`mesa_dilemmas.dilemmas.fishery.calibration`).
 
 Usage:
   python scripts/calibrate_fishery.py search [--candidates 24] [--reps 30] [--seed 7] [--processes 2]
@@ -19,7 +19,7 @@ import argparse
 import tomllib
 from typing import Any
 
-from mesa_dilemmas.analysis.fishery_calibration import (
+from mesa_dilemmas.dilemmas.fishery.calibration import (
     FINDINGS,
     effects,
     objective,

@@ -19,7 +19,7 @@ import tempfile
 from collections import Counter
 
 from mesa_dilemmas.agents.decisions import Decision
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.llm import make_policy
 from mesa_dilemmas.llm.population import register_game_prompts
 

@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 
-from mesa_dilemmas.agents import port_of_mars_players as players
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars import players
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 
 def ignore_pledges_in_dirty_rule() -> None:

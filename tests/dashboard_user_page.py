@@ -7,8 +7,8 @@ Mesa's standard component area works in this package's environment.
 
 from mesa.visualization import SolaraViz, make_plot_component
 
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
-from mesa_dilemmas.viz.dashboard.agent_views import FisheryLake
+from mesa_dilemmas.dilemmas.fishery.agent_view import FisheryLake
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 
 model = FisheryModel(rng=42)
 page = SolaraViz(model, components=[make_plot_component("stock"), FisheryLake], name="my fishery")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.agents.strategies import C, D, Strategy, StrategyEntry, load_strategy_set
-from mesa_dilemmas.analysis import behaviour as bh
-from mesa_dilemmas.analysis import strategies_cli
+from mesa_dilemmas.dilemmas.binary import behaviour as bh
+from mesa_dilemmas.dilemmas.binary import cli as strategies_cli
 
 
 def test_exactly_961_distinct_opponent_histories() -> None:

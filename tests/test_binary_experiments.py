@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.dilemmas.binary_game import make_game
+from mesa_dilemmas.dilemmas.binary import figures as binary_figures
+from mesa_dilemmas.dilemmas.binary.game import make_game
 from mesa_dilemmas.scenarios.config import ConfigError, load_scenario
 from mesa_dilemmas.scenarios.cultural_evolution import (
     CulturalEvolutionExperiment,
@@ -19,7 +20,6 @@ from mesa_dilemmas.scenarios.cultural_evolution import (
 )
 from mesa_dilemmas.scenarios.experiment import RunContext
 from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment, sample_indices, split_points
-from mesa_dilemmas.viz import binary_figures
 
 GAMES = ("public_goods", "collective_risk", "common_pool")
 
@@ -191,11 +191,10 @@ def test_self_play_figure(self_play_runs, tmp_path: Path) -> None:
     assert paths == [tmp_path / "self_play.png"] and paths[0].stat().st_size > 10_000
 
 
-def test_runs_end_to_end_through_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_runs_end_to_end_through_the_cli(tmp_path: Path) -> None:
     """The scenario runner writes the run directory and renders the figures of both experiments."""
     from mesa_dilemmas import cli
 
-    monkeypatch.setattr(cli, "ANALYSE_MODULES", ("mesa_dilemmas.analysis.strategies_cli",))
     sp = tmp_path / "sp"
     args = [
         "--set",

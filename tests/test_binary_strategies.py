@@ -20,7 +20,7 @@ from mesa_dilemmas.agents.strategies import (
 )
 from mesa_dilemmas.agents.strategies.loader import ENV_PATH, _load_cached
 from mesa_dilemmas.dilemmas import game_model
-from mesa_dilemmas.dilemmas.binary_game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
 
 
 def respond(spec: str, opponents: list[str], game: str = "public_goods", n_rounds: int = 6) -> str:
@@ -227,7 +227,7 @@ class Wrong(Strategy):
 
 
 def test_operational_checks_flag_bad_strategies() -> None:
-    from mesa_dilemmas.dilemmas.strategy_checks import check_strategy, check_strategy_set
+    from mesa_dilemmas.dilemmas.binary.checks import check_strategy, check_strategy_set
 
     assert check_strategy(StrategyEntry.reference("gtft(0.5, 0.2)")) == []
     grabby = check_strategy(StrategyEntry(name="g", cls=Grabby), games=["public_goods"], sizes=[4])

@@ -242,8 +242,8 @@ def _captured(monkeypatch, module) -> list:
 
 
 def test_port_of_mars_panels_have_error_bars_and_health_lines_are_named(monkeypatch, tmp_path):
+    from mesa_dilemmas.dilemmas.port_of_mars import figures as pom
     from mesa_dilemmas.viz import figures as figures_module
-    from mesa_dilemmas.viz import port_of_mars_figures as pom
 
     out = tmp_path / "pom"
     assert (
@@ -280,8 +280,8 @@ def test_port_of_mars_panels_have_error_bars_and_health_lines_are_named(monkeypa
 
 
 def test_fishery_reference_lines_are_labelled(monkeypatch, altruism_run):
+    from mesa_dilemmas.dilemmas.fishery import figures as fishery_figures
     from mesa_dilemmas.viz import figures as figures_module
-    from mesa_dilemmas.viz import fishery_figures
 
     scenario, runs, steps = figures_module.load_run(altruism_run)
     drawn = _captured(monkeypatch, fishery_figures)

@@ -25,7 +25,7 @@ def test_every_registered_game_passes_check_game(name):
 def test_check_game_catches_a_broken_game():
     """The suite can fail: a game that asks a decision without a documented fallback."""
     from mesa_dilemmas.agents.decisions import Decision
-    from mesa_dilemmas.dilemmas.fishery import EFFORT, FisheryModel
+    from mesa_dilemmas.dilemmas.fishery.model import EFFORT, FisheryModel
 
     class NoFallback(FisheryModel):
         def phase_harvest(self):

@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mesa_dilemmas.dilemmas.binary_game import make_game
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.binary import page as binary
+from mesa_dilemmas.dilemmas.binary.game import make_game
+from mesa_dilemmas.dilemmas.fishery import page as fishery
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
+from mesa_dilemmas.dilemmas.port_of_mars import page as port_of_mars
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.llm import session
-from mesa_dilemmas.viz.dashboard import binary, fishery, port_of_mars
 from mesa_dilemmas.viz.dashboard.app import PAGES
 from mesa_dilemmas.viz.dashboard.components import default_params
 from mesa_dilemmas.viz.dashboard.llm_panel import is_context_overflow, llm_fix, stop_reason
@@ -99,7 +101,7 @@ def test_collective_risk_shows_the_threshold_the_game_uses() -> None:
     m = model_for(PAGE_BY_PATH["collective_risk"])
     m.step()
     assert m.view.threshold == m.game.rules.m >= 2
-    from mesa_dilemmas.viz.dashboard.agent_views import binary_chart
+    from mesa_dilemmas.dilemmas.binary.agent_view import binary_chart
 
     met = "met" if m.game.actions[-1].sum() >= m.game.rules.m else "missed"
     assert f"(threshold m = {m.game.rules.m}: {met})" in binary_chart(m.game)[2]
@@ -128,7 +130,7 @@ def test_who_punished_whom_matches_the_games_sanctions_and_fines() -> None:
         assert all(a != b and model.alive[a] for a, b in pairs)
         seen += len(pairs)
     assert seen > 0
-    from mesa_dilemmas.viz.dashboard.agent_views import fishery_chart, sanctions_text
+    from mesa_dilemmas.dilemmas.fishery.agent_view import fishery_chart, sanctions_text
 
     _, _, caption = fishery_chart(model)
     ids = {v.slot: v.unique_id for v in model.villagers}

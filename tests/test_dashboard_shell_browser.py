@@ -112,7 +112,7 @@ def test_save_as_scenario_replays_the_pages_game_with_mesa_dilemmas_run(
 def test_compare_page_plays_two_fishery_settings_from_one_seed(tab) -> None:
     """Punishment on (A) vs off (B): both games step together from the same seed; each is the
     game the fishery model plays with that setting."""
-    from mesa_dilemmas.dilemmas.fishery import FisheryModel
+    from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
     from mesa_dilemmas.viz.dashboard.runtime import model_seed
 
     tab.goto(tab.base_url + "compare")

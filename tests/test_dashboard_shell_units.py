@@ -11,7 +11,7 @@ import mesa
 import pytest
 from pydantic import Field
 
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.batch import derive_seeds
 from mesa_dilemmas.scenarios.config import validate
 from mesa_dilemmas.viz.dashboard import vega

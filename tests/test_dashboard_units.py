@@ -22,8 +22,8 @@ import pytest
 from mesa.visualization.solara_viz import _build_model_init_kwargs
 
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.llm import session
 from mesa_dilemmas.viz.dashboard import assets, charts
 from mesa_dilemmas.viz.dashboard import controls as c
@@ -449,10 +449,12 @@ def test_every_chart_kind_is_a_valid_vega_lite_spec_with_and_without_data(vega_l
 
 @pytest.mark.parametrize("path", ["fishery", "port_of_mars", "public_goods", "common_pool"])
 def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> None:
-    from mesa_dilemmas.viz.dashboard import agent_views as av
+    from mesa_dilemmas.dilemmas.binary import agent_view as binary_view
+    from mesa_dilemmas.dilemmas.fishery import agent_view as av
+    from mesa_dilemmas.dilemmas.port_of_mars import agent_view as pom_view
 
-    draw = {"fishery": av.fishery_chart, "port_of_mars": av.port_of_mars_chart}.get(
-        path, av.binary_chart
+    draw = {"fishery": av.fishery_chart, "port_of_mars": pom_view.port_of_mars_chart}.get(
+        path, binary_view.binary_chart
     )
     m = model_for(PAGE_BY_PATH[path])
     for _ in range(3):
@@ -469,11 +471,11 @@ def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> 
         assert len(m.game.sanctions) == sanctions and f'data-count="{sanctions}"' in caption
         assert punished == len({b for _, b in m.game.sanctions}) and "shared norm" in caption
     elif path == "port_of_mars":
-        seats, trades = av.port_of_mars_seats(m.game)
+        seats, trades = pom_view.port_of_mars_seats(m.game)
         assert {s["role"] for s in seats} == set(m.game.roles)
         assert len(trades) == sum(o.status == "accepted" for o in m.game.round_offers)
     else:
-        rows = av.binary_players(m.game)
+        rows = binary_view.binary_players(m.game)
         cooperated = int(m.game.actions[-1].sum())
         assert sum(r["last action"] == "C" for r in rows) == cooperated
         assert f"{cooperated} of {agents} cooperated" in caption

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mesa_dilemmas.analysis import fishery_calibration as cal
+from mesa_dilemmas.dilemmas.fishery import calibration as cal
 
 SCRIPT = Path(__file__).parent.parent / "scripts" / "calibrate_fishery.py"
 

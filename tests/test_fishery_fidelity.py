@@ -8,7 +8,7 @@ import pytest
 
 from mesa_dilemmas.agents import FixedPolicy
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.config import load_raw
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from mesa_dilemmas.agents.decisions import InvalidAnswer
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.dilemmas.fishery import NORMS, FisheryModel
-from mesa_dilemmas.dilemmas.fishery_language import persona_bank
+from mesa_dilemmas.dilemmas.fishery.language import persona_bank
+from mesa_dilemmas.dilemmas.fishery.model import NORMS, FisheryModel
 from mesa_dilemmas.llm.answers import parse_tags
 from mesa_dilemmas.llm.prompts import render
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mesa_dilemmas.dilemmas.norms import cap_sentence, stated_cap
+from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence, stated_cap
 
 # (policy, the per-villager cap in fish it states, or None when it states none / is ambiguous)
 POLICIES: list[tuple[str, float | None]] = [

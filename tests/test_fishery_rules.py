@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.agents import FixedPolicy
-from mesa_dilemmas.agents.fishery_villagers import TYPE_RANGES, draw_strategy, imitation_probability
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
+from mesa_dilemmas.dilemmas.fishery.norms import median_vote, plurality_vote
+from mesa_dilemmas.dilemmas.fishery.villagers import (
+    TYPE_RANGES,
+    draw_strategy,
+    imitation_probability,
+)
 from mesa_dilemmas.dilemmas.metrics import gini
-from mesa_dilemmas.dilemmas.norms import median_vote, plurality_vote
 
 
 def scripted(model: FisheryModel, **answers) -> None:
@@ -173,7 +177,7 @@ def test_rule_villagers_imitate_with_the_logit_frequency():
     m = FisheryModel(n_agents=2, selection_strength=0.5, rng=11)
     v = m.villagers[0]
     from mesa_dilemmas.agents.decisions import Decision
-    from mesa_dilemmas.dilemmas.fishery import COPY_OR_KEEP
+    from mesa_dilemmas.dilemmas.fishery.model import COPY_OR_KEEP
 
     obs = {"own": {"payoff": 1.0}, "model": {"payoff": 3.0}, "selection_strength": 0.5}
     copies = sum(

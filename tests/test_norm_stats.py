@@ -7,13 +7,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mesa_dilemmas.analysis.norm_structure import (
+from mesa_dilemmas.analysis.stats import compact_letters, tukey_hsd, two_way_anova, welch_t
+from mesa_dilemmas.dilemmas.fishery.norm_structure import (
     alignment,
     individual_similarity,
     numeric_norm_structure,
     text_norm_structure,
 )
-from mesa_dilemmas.analysis.stats import compact_letters, tukey_hsd, two_way_anova, welch_t
 
 
 def test_similarity_and_alignment_on_hand_made_vectors():
@@ -181,7 +181,7 @@ def _society_runs(seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_llm_society_analysis_finds_the_planted_effects(tmp_path):
-    from mesa_dilemmas.analysis.llm_societies import analyse, write
+    from mesa_dilemmas.dilemmas.fishery.llm_societies import analyse, write
 
     runs, steps = _society_runs()
     result = analyse(runs, steps, {}, every=10)
@@ -205,8 +205,8 @@ def test_llm_society_analysis_finds_the_planted_effects(tmp_path):
 
 
 def test_llm_society_figures_render(tmp_path):
+    from mesa_dilemmas.dilemmas.fishery import llm_figures as figs
     from mesa_dilemmas.scenarios.config import Scenario
-    from mesa_dilemmas.viz import fishery_llm_figures as figs
 
     runs, steps = _society_runs()
     scenario = Scenario(name="t", game="fishery")

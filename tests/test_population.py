@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.agents.population import Group, Population, population_table
-from mesa_dilemmas.dilemmas.fishery import FisheryModel
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.public_goods import PublicGoodsModel
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
+from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsModel
 from mesa_dilemmas.dilemmas.registry import game_model
 from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw, validate
 

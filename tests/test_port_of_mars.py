@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from mesa_dilemmas.agents import Decision, InvalidAnswer, RulePolicy
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars_cards import (
+from mesa_dilemmas.dilemmas.port_of_mars.cards import (
     RESOURCES,
     ROLES,
     accomplishment_cards,
     event_cards,
 )
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 FIXED_ROLES = list(
     ROLES
@@ -212,7 +212,7 @@ def test_meeting_is_two_writer_calls_and_next_round_carries_notes_not_transcript
 
 
 def test_pledges_are_bounded_by_each_players_coins():
-    from mesa_dilemmas.dilemmas.port_of_mars_meeting import meeting_spec
+    from mesa_dilemmas.dilemmas.port_of_mars.meeting import meeting_spec
 
     m = scripted_model(meeting=True)
     m.time = 1
@@ -586,7 +586,7 @@ def test_leadership_does_not_change_the_rules_for_players_who_ignore_it():
 def test_rule_players_respond_to_what_they_are_told_about_leadership(
     variant, leader_told, others_told
 ):
-    from mesa_dilemmas.agents.port_of_mars_players import PortOfMarsRulePolicy
+    from mesa_dilemmas.dilemmas.port_of_mars.players import PortOfMarsRulePolicy
 
     m = PortOfMarsModel(rng=3, leadership=variant, leader_seat=1, meeting=True)
     m.time = 1

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from mesa_dilemmas.agents import Decision, RulePolicy
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars_cards import RESOURCES, ROLES, event_cards
-from mesa_dilemmas.dilemmas.port_of_mars_events import RESOLVERS
+from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES, ROLES, event_cards
+from mesa_dilemmas.dilemmas.port_of_mars.events import RESOLVERS
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 
 class Chooser(RulePolicy):
@@ -71,7 +71,7 @@ def model_with(
 
 def reveal(m: PortOfMarsModel, eid: str, deferred: bool = True) -> None:
     """Reveal one event as the events phase would, then apply the deferred effects."""
-    from mesa_dilemmas.dilemmas.port_of_mars_events import resolve_deferred, resolve_event
+    from mesa_dilemmas.dilemmas.port_of_mars.events import resolve_deferred, resolve_event
 
     card = event_cards()[eid]
     m.events_round.append(card)

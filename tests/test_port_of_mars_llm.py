@@ -14,11 +14,11 @@ from llm_servers.responder import NormalizedRequest, Reply, scripted_reply
 from llm_servers.wire import WireServer
 
 from mesa_dilemmas.agents import persona as persona_mod
-from mesa_dilemmas.agents import port_of_mars_players as players
 from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars_specs import budget_spec
-from mesa_dilemmas.dilemmas.port_of_mars_trade import offer_spec
+from mesa_dilemmas.dilemmas.port_of_mars import players
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars.specs import budget_spec
+from mesa_dilemmas.dilemmas.port_of_mars.trade import offer_spec
 from mesa_dilemmas.llm import prompts
 from mesa_dilemmas.llm.answers import parse_tags
 from mesa_dilemmas.llm.population import register_game_prompts

@@ -13,11 +13,11 @@ from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer
 from scipy.stats import mannwhitneyu
 
-from mesa_dilemmas.analysis.port_of_mars_tables import analyse
 from mesa_dilemmas.cli import main
+from mesa_dilemmas.dilemmas.port_of_mars.figures import label_order
+from mesa_dilemmas.dilemmas.port_of_mars.paper_figures import paper_figures
+from mesa_dilemmas.dilemmas.port_of_mars.tables import analyse
 from mesa_dilemmas.viz.figures import load_run
-from mesa_dilemmas.viz.port_of_mars_figures import label_order
-from mesa_dilemmas.viz.port_of_mars_paper_figures import paper_figures
 
 QUIET = ["--no-progress"]
 
@@ -219,7 +219,7 @@ def test_fig6_draws_another_run_beside_this_one_with_with(tmp_path, capsys):
         wide_runs["health_coins_total"].mean()
     )
     # the figure, drawn the way the command draws it, shows the CSV's cells
-    from mesa_dilemmas.analysis.port_of_mars_tables import groups_across
+    from mesa_dilemmas.dilemmas.port_of_mars.tables import groups_across
 
     _, runs, _ = load_run(main_run)
     both = groups_across([("main", runs, []), ("wide", wide_runs, [])])

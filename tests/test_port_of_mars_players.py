@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.agents import Decision, Persona
-from mesa_dilemmas.agents.port_of_mars_players import (
+from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
+from mesa_dilemmas.dilemmas.port_of_mars.meeting import meeting_spec, writer_observation
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars.players import (
     CULTURAL_GROUPS,
     PortOfMarsRuleNarrator,
     PortOfMarsRulePolicy,
@@ -21,9 +24,6 @@ from mesa_dilemmas.agents.port_of_mars_players import (
     svo_category,
     svo_params,
 )
-from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars_meeting import meeting_spec, writer_observation
 
 ANGLES = (-15, 0, 15, 30, 60)
 

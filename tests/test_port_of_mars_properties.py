@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars_cards import RESOURCES, accomplishment_cards
+from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES, accomplishment_cards
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 
 def check_invariants(m: PortOfMarsModel, phase: str, before: dict[str, Any]) -> None:

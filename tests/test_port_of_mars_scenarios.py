@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from mesa.batchrunner import batch_run
 
-from mesa_dilemmas.dilemmas.port_of_mars import PortOfMarsModel
+from mesa_dilemmas.dilemmas.port_of_mars import figures as figs
+from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.scenarios.config import bundled_scenarios, load_scenario
-from mesa_dilemmas.viz import port_of_mars_figures as figs
 
 SCENARIOS = [n for n in bundled_scenarios() if n.startswith("port_of_mars/")]
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from test_cli import cli
-
 from mesa_dilemmas.analysis.claims import CLAIMS, EXPERIMENTS
+from test_cli import cli
 
 
 def test_every_claim_names_an_experiment_that_exists():
@@ -65,13 +64,13 @@ def test_reproduce_refuses_more_processes_than_cores(tmp_path):
 
 
 def test_the_robustness_section_reports_each_finding_with_its_failures():
-    from mesa_dilemmas.analysis.fishery_calibration import Robustness
     from mesa_dilemmas.analysis.reproduction import (
         Outcome,
         Report,
         Verdict,
         _robustness_section,
     )
+    from mesa_dilemmas.dilemmas.fishery.calibration import Robustness
 
     z = {"shock": 2.0, "beta": 1.0, "harsh": 3.0, "rich": -1.0}
     report = Report("quick")

@@ -17,7 +17,7 @@ from mesa_dilemmas.agents.strategies.sandbox import (
     get_limits,
     set_limits,
 )
-from mesa_dilemmas.dilemmas.binary_game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
 
 pytestmark = pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -49,7 +49,7 @@ EXPECTED = {
     "Importlib": "PermissionError",
     "BuiltinsOpen": "PermissionError",
     "Subclasses": "PermissionError",
-    "FrameWalk": "patched mesa_dilemmas.dilemmas.binary_game_sandbox.DEFAULT_ACTION",
+    "FrameWalk": "patched mesa_dilemmas.dilemmas.binary.sandboxed.DEFAULT_ACTION",
     "ExitHard": "exit code 3",
     "SysExit": "raised SystemExit",
     "KeyboardInterrupter": "raised KeyboardInterrupt",

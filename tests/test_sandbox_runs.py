@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.analysis.strategies_cli import analyse
 from mesa_dilemmas.cli import main
-from mesa_dilemmas.dilemmas.public_goods import PublicGoodsModel
-from mesa_dilemmas.dilemmas.strategy_checks import screen_entries
+from mesa_dilemmas.dilemmas.binary.checks import screen_entries
+from mesa_dilemmas.dilemmas.binary.cli import analyse
+from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsModel
 from mesa_dilemmas.scenarios.config import load_scenario
 from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionExperiment
 from mesa_dilemmas.scenarios.experiment import RunContext

@@ -5,8 +5,10 @@ An :class:`Experiment` is a bundled scenario with the sizes of each mode (``tiny
 test of the report's structure, ``quick`` for about five minutes on two cores, ``full`` for
 the scenario as bundled); a :class:`Claim` is one statement of a paper, paraphrased with its
 section or figure, and a function that reads the experiment's run directory and returns our
-number, its uncertainty, the test used and a verdict.  The claims live in
-:mod:`mesa_dilemmas.analysis.claims`.
+number, its uncertainty, the test used and a verdict.  Each game brings its own claims: a
+module registered in the entry point group ``mesa_dilemmas.claims`` with ``EXPERIMENTS``,
+``CLAIMS`` and, optionally, ``SECTIONS`` (functions that add a section to the report, e.g. a
+robustness check).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from typing import Literal
 
 import pandas as pd
 
-from mesa_dilemmas.analysis.fishery_calibration import FINDINGS, Robustness, robustness
 from mesa_dilemmas.files import write_text_atomic
 
 Mode = Literal["tiny", "quick", "full"]
@@ -63,7 +64,7 @@ class Claim:
     experiment: str  # Experiment.key
     judge: Callable[[Path], Verdict]
     figures: Sequence[str] = ()
-    #: the fishery calibration's finding this claim belongs to (its robustness is reported)
+    #: the finding this claim belongs to, for a game's extra section (e.g. its robustness)
     finding: str = ""
     #: why the claim may not reproduce, with the evidence; printed when it is not reproduced
     note: str = ""
@@ -82,9 +83,47 @@ class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     runs: dict[str, tuple[Path, list[str], float]] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
-    robustness: Robustness | None = None
-    robustness_wall: float = 0.0
+    sections: list[Section] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Section:
+    """A game's extra part of the report (``SECTIONS`` of its claims module): markdown lines,
+    the wall time it took, and whether an earlier invocation computed it (``--resume``)."""
+
+    name: str
+    lines: list[str]
+    wall: float = 0.0
+    reused: bool = False
+
+
+#: a game's extra section: fn(claims, mode, out, processes, progress, report) -> Section or None
+SectionFn = Callable[..., "Section | None"]
+
+
+def read_runs(run_dir: Path) -> pd.DataFrame:
+    return pd.read_parquet(run_dir / "runs.parquet")
+
+
+def read_steps(run_dir: Path) -> pd.DataFrame:
+    return pd.read_parquet(run_dir / "steps.parquet")
+
+
+def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]:
+    """Every registered game's experiments, claims and extra sections (entry point group
+    ``mesa_dilemmas.claims``), in the order of the papers and then of the games' names."""
+    from mesa_dilemmas.dilemmas.registry import CLAIMS, load_extensions
+
+    experiments: list[Experiment] = []
+    claims: list[Claim] = []
+    sections: list[SectionFn] = []
+    for module in load_extensions(CLAIMS).values():
+        experiments += list(getattr(module, "EXPERIMENTS", []))
+        claims += list(getattr(module, "CLAIMS", []))
+        sections += list(getattr(module, "SECTIONS", []))
+    claims.sort(key=lambda c: -int(c.paper) if c.paper.isdigit() else 0)  # stable within a paper
+    return experiments, claims, sections
 
 
 def finished_run(run_dir: Path, scenario: str, mode: Mode) -> float | None:
@@ -111,10 +150,6 @@ def finished_run(run_dir: Path, scenario: str, mode: Mode) -> float | None:
     return float(saved.get("wall_time_s", 0.0))
 
 
-#: replications per cell of the robustness check (the shock uses twice as many pairs)
-ROBUSTNESS_REPS: dict[str, int] = {"tiny": 0, "quick": 6, "full": 24}
-
-
 def run_experiments(
     experiments: Sequence[Experiment],
     claims: Sequence[Claim],
@@ -122,9 +157,10 @@ def run_experiments(
     out: Path,
     progress: bool,
     processes: int = 1,
+    sections: Sequence[SectionFn] = (),
 ) -> Report:
-    """Run every experiment some claim needs, then judge every claim, then check how robust
-    the fishery's findings are to the parameters the paper leaves open."""
+    """Run every experiment some claim needs, then judge every claim, then add the games'
+    extra sections (a game's robustness check, say)."""
     from mesa_dilemmas.scenarios.runner import run_scenario
 
     report = Report(mode)
@@ -170,44 +206,12 @@ def run_experiments(
                 f"could not be evaluated: {type(exc).__name__}: {exc}", "-", "not run"
             )
         report.outcomes.append(Outcome(claim, verdict, run[0]))
-    reps = ROBUSTNESS_REPS[mode]
-    if reps and any(c.finding for c in claims):
-        saved = out / "runs" / "robustness.json"
-        if saved.is_file():  # --resume: computed by an earlier invocation
-            data = json.loads(saved.read_text())
-            if data["reps"] == reps:
-                report.robustness = Robustness(
-                    reps,
-                    data["centre"],
-                    data["centre_effects"],
-                    [(n["label"], n["params"], n["effects"]) for n in data["neighbours"]],
-                )
-                report.robustness_wall = data["wall_s"]
-                report.reused.append("robustness")
-                return report
-        if progress:
-            print(
-                f"reproduce: robustness of the fishery findings ({reps} replications)", flush=True
-            )
-        started = time.perf_counter()
-        report.robustness = robustness(reps, processes=processes)
-        report.robustness_wall = time.perf_counter() - started
-        r = report.robustness
-        write_text_atomic(
-            saved,
-            json.dumps(
-                {
-                    "reps": reps,
-                    "centre": r.centre,
-                    "centre_effects": r.centre_effects,
-                    "neighbours": [
-                        {"label": label, "params": p, "effects": z} for label, p, z in r.neighbours
-                    ],
-                    "wall_s": round(report.robustness_wall, 1),
-                },
-                indent=2,
-            ),
-        )
+    for make in sections:
+        section = make(claims=claims, mode=mode, out=out, processes=processes, progress=progress)
+        if section is not None:
+            report.sections.append(section)
+            if section.reused:
+                report.reused.append(section.name)
     return report
 
 
@@ -248,8 +252,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
             if report.reused
             else "."
         )
-        + f" The runs and the robustness check took {_total_wall(report) / 3600:.1f} h of wall "
-        "time in all.",
+        + f" The runs and checks took {_wall_text(_total_wall(report))} of wall time in all.",
         "",
         _mode_note(report.mode),
         "",
@@ -279,7 +282,8 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                 f"| {o.claim.where} | {o.claim.statement} | {ours} | {v.test} | **{v.status}** |"
             )
         lines.append("")
-    lines += _robustness_section(report)
+    for section in report.sections:
+        lines += section.lines
     lines += _notes_section(report)
     lines += ["## Runs", "", "| experiment | sizes | wall time | figures |", "|---|---|---|---|"]
     for key, (_run_dir, overrides, wall) in report.runs.items():
@@ -302,11 +306,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                     for o in report.outcomes
                 ],
                 "runs": {k: {"dir": str(v[0]), "overrides": v[1], "wall_s": round(v[2], 1)} for k, v in report.runs.items()},
-                "robustness": None if report.robustness is None else {
-                    "reps": report.robustness.reps, "centre": report.robustness.centre,
-                    "centre_effects": report.robustness.centre_effects,
-                    "neighbours": [{"label": label, "effects": z} for label, _, z in report.robustness.neighbours],
-                },
+                "sections": {s.name: {"wall_s": round(s.wall, 1), "reused": s.reused} for s in report.sections},
             },
             indent=2,
         )
@@ -314,58 +314,17 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
     return path
 
 
-_FINDING_NAMES = {
-    "shock": "Fig. 2, punishment switched off (effort rise and stock drop, paired)",
-    "beta": "Fig. 3, survival with beta = 18 vs 2 at r = 0.3 and 0.5",
-    "harsh": "Fig. 12, harsh lake: altruists outlast mixed and selfish groups",
-    "rich": "Fig. 12, rich lake: mixed or selfish groups outlast altruists",
-}
-
-
-def _robustness_section(report: Report) -> list[str]:
-    """Paper 003's findings at the +-25% neighbours of the calibrated defaults."""
-    r = report.robustness
-    if r is None:
-        return []
-    n = len(r.neighbours)
-    lines = [
-        "## Robustness of paper 003's findings",
-        "",
-        f"Each parameter the paper leaves open ({', '.join(r.centre)}) moved by -25% and +25% "
-        f"around the defaults, the others fixed: {n} neighbours, {r.reps} replications per cell "
-        f"({2 * r.reps} pairs for the shock), {report.robustness_wall:.0f} s. An effect is a "
-        "standardised difference z (positive = the paper's direction); it holds where z > 0 and "
-        "is significant where z > 1.64 (one-sided p < 0.05). The effects and the calibration "
-        "are described in `mesa_dilemmas/analysis/fishery_calibration.py`.",
-        "",
-        "| finding | claims | z at the defaults | direction holds | significant | where it fails |",
-        "|---|---|---|---|---|---|",
-    ]
-    for f in FINDINGS:
-        claims = [o.claim.where for o in report.outcomes if o.claim.finding == f]
-        if not claims:
-            continue
-        held, sig = r.held(f), r.significant(f)
-        lines.append(
-            f"| {_FINDING_NAMES[f]} | {len(claims)} | {r.centre_effects[f]:+.1f} | "
-            f"{held}/{n} ({held / n:.0%}) | {sig}/{n} ({sig / n:.0%}) | "
-            f"{_where_it_fails(r, f)} |"
-        )
-    return [*lines, ""]
+def _wall_text(seconds: float) -> str:
+    """``42 s``, ``12.5 min`` or ``1.5 h``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _total_wall(report: Report) -> float:
-    return sum(wall for _, _, wall in report.runs.values()) + report.robustness_wall
-
-
-def _where_it_fails(r: Robustness, finding: str) -> str:
-    fails = r.failures(finding)
-    if not fails:
-        return "-"
-    if len(fails) < len(r.neighbours):
-        return ", ".join(fails)
-    zs = [z[finding] for _, _, z in r.neighbours]
-    return f"everywhere (z from {min(zs):+.1f} to {max(zs):+.1f})"
+    return sum(wall for _, _, wall in report.runs.values()) + sum(s.wall for s in report.sections)
 
 
 def _notes_section(report: Report) -> list[str]:
@@ -419,8 +378,9 @@ def direction(effect: float, p: float, *, alpha: float = 0.05, expected_sign: in
 
 
 def cmd_reproduce(args: object) -> int:
-    from mesa_dilemmas.analysis.claims import CLAIMS, EXPERIMENTS
     from mesa_dilemmas.scenarios.config import ConfigError
+
+    EXPERIMENTS, CLAIMS, SECTIONS = registered_claims()  # noqa: N806
 
     mode: Mode = "full" if args.full else "tiny" if args.tiny else "quick"  # type: ignore[attr-defined]
     out = Path(
@@ -447,6 +407,7 @@ def cmd_reproduce(args: object) -> int:
         out,
         progress=not args.no_progress,  # type: ignore[attr-defined]
         processes=args.processes,  # type: ignore[attr-defined]
+        sections=SECTIONS,
     )
     figures = {} if mode == "tiny" else draw_figures(report, out)
     path = write_report(report, out, figures)

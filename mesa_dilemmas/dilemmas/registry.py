@@ -1,33 +1,42 @@
-"""The open registry of games: built-in and installed games look the same to every tool.
+"""The open registry of games and of every place a game plugs into.
 
-A game is a Mesa model class.  It is named in a scenario either by a registered name
-(``game = "fishery"``) or by its import path (``game = "my_pkg.stag_hunt:StagHuntModel"``).
-Names come from the entry point group ``mesa_dilemmas.games`` -- this package registers its own
-games there (see ``pyproject.toml``), and any installed package can add its games the same way,
-so they appear in ``mesa-dilemmas scenarios``, in ``mesa-dilemmas run`` and on the dashboard
-without editing this project.  When the package's metadata is not installed (running from a
-source tree), the built-in names below stand in for its own entry points.
+A game is a Mesa model class, named in a scenario by a registered name (``game = "fishery"``)
+or by its import path (``game = "my_pkg.stag_hunt:StagHuntModel"``). Names come from entry
+points, and so does everything a game brings besides its model; this package registers its own
+games in ``pyproject.toml`` exactly as an installed package registers more:
+
+=================================  ==============================================================
+group                              value
+=================================  ==============================================================
+``mesa_dilemmas.games``            the Mesa model class
+``mesa_dilemmas.pages``            a dashboard page (``GamePage``, or ``ComparePage``)
+``mesa_dilemmas.figures``          a figure: ``fn(run_dir, runs, steps, scenario) -> [paths]``
+``mesa_dilemmas.analyses``         ``register(subparsers)`` for ``mesa-dilemmas analyse NAME``
+``mesa_dilemmas.commands``         ``register(subparsers)`` for ``mesa-dilemmas NAME``
+``mesa_dilemmas.claims``           a module with ``EXPERIMENTS`` and ``CLAIMS`` for ``reproduce``
+``mesa_dilemmas.policies``         a policy factory a ``[population]`` table names
+=================================  ==============================================================
+
+Bundled scenarios are the ``scenarios/*.toml`` files beside a registered game's model module.
+Nothing outside a game's own package names the game.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 import mesa
 
 from mesa_dilemmas.agents.population import load_object
 
 ENTRY_POINT_GROUP = "mesa_dilemmas.games"
-
-#: this package's own entry points, used only when its metadata is missing
-BUILTIN_GAMES: dict[str, str] = {
-    "fishery": "mesa_dilemmas.dilemmas.fishery:FisheryModel",
-    "public_goods": "mesa_dilemmas.dilemmas.public_goods:PublicGoodsModel",
-    "collective_risk": "mesa_dilemmas.dilemmas.collective_risk:CollectiveRiskModel",
-    "common_pool": "mesa_dilemmas.dilemmas.common_pool:CommonPoolModel",
-    "port_of_mars": "mesa_dilemmas.dilemmas.port_of_mars:PortOfMarsModel",
-}
+PAGES = "mesa_dilemmas.pages"
+FIGURES = "mesa_dilemmas.figures"
+ANALYSES = "mesa_dilemmas.analyses"
+COMMANDS = "mesa_dilemmas.commands"
+CLAIMS = "mesa_dilemmas.claims"
 
 
 class UnknownGame(KeyError):
@@ -38,12 +47,26 @@ class UnknownGame(KeyError):
 
 
 @cache
+def extensions(group: str) -> dict[str, EntryPoint]:
+    """The entry points of ``group`` by name, sorted (loaded only when used)."""
+    return dict(sorted((ep.name, ep) for ep in entry_points(group=group)))
+
+
+def load_extensions(group: str) -> dict[str, Any]:
+    """Every object registered in ``group``, loaded: name -> object."""
+    return {name: ep.load() for name, ep in extensions(group).items()}
+
+
+@cache
 def games() -> dict[str, str]:
     """Every registered game: name -> ``"module:ModelClass"`` (imported only when used)."""
-    found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    if not set(BUILTIN_GAMES) <= set(found):  # running without this package's metadata
-        found = {**BUILTIN_GAMES, **found}
-    return dict(sorted(found.items()))
+    found = {name: ep.value for name, ep in extensions(ENTRY_POINT_GROUP).items()}
+    if not found:
+        raise UnknownGame(
+            "no game is registered: the package's metadata is missing; install it "
+            "(pip install -e .) so its entry points are found"
+        )
+    return found
 
 
 def is_game_path(name: str) -> bool:
@@ -71,3 +94,16 @@ def game_model(name: str) -> type[mesa.Model]:
 def game_name(model_cls: type[mesa.Model]) -> str:
     """The short name a game reports in results (its ``GAME``, else the class name)."""
     return getattr(model_cls, "GAME", "") or model_cls.__name__
+
+
+def games_like(base: type) -> list[str]:
+    """The registered games whose model is a subclass of ``base`` (e.g. every C/D game)."""
+    out = []
+    for name in games():
+        try:
+            cls = game_model(name)
+        except UnknownGame:
+            continue
+        if issubclass(cls, base):
+            out.append(name)
+    return out

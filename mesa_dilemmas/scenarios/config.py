@@ -20,9 +20,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model, games
-
-BUNDLED_ROOT = "bundled"
+from mesa_dilemmas.dilemmas.registry import FIGURES, UnknownGame, extensions, game_model, games
 
 
 class ConfigError(ValueError):
@@ -80,7 +78,7 @@ def _resolve(
             f"{field}: {name!r} is not 'module:attribute' with absolute dotted names "
             "(relative names such as '.mod' are not allowed)"
         )
-    if "." not in module:
+    if "." not in module and default_package:
         module = f"{default_package}.{module}"
     try:
         obj: Any = import_module(module)
@@ -104,7 +102,17 @@ def resolve_experiment(name: str) -> Any:
 
 
 def resolve_figure(name: str, field: str = "figures") -> Any:
-    return _resolve(name, "mesa_dilemmas.viz", field=field)
+    """A figure by its registered name (``"fishery.punishment_shock"``, entry point group
+    ``mesa_dilemmas.figures``) or by its path (``"my_pkg.figures:draw"``)."""
+    registered = extensions(FIGURES)
+    if name in registered:
+        return registered[name].load()
+    if not isinstance(name, str) or ":" not in name:
+        raise ConfigError(
+            f"{field}: unknown figure {name!r}{_suggest(closest(str(name), list(registered)))}; "
+            "registered: " + ", ".join(registered) + ", or 'package.module:function'"
+        )
+    return _resolve(name, "", field=field)
 
 
 # -- numbers: finite, and booleans are not numbers ---------------------------
@@ -312,21 +320,14 @@ def execution_settings(scenario: Scenario) -> Any:
 
 
 def bundled_scenarios() -> dict[str, Path]:
-    """Bundled scenario name ("fishery/punishment_shock") -> its TOML file.
+    """Bundled scenario name ("<game>/<scenario>") -> its TOML file.
 
-    This package's own, then those an installed game ships in a ``scenarios/`` folder of its
-    package (``stag_hunt/scenarios/trust.toml`` is ``stag_hunt/trust``)."""
-    root = resources.files("mesa_dilemmas.scenarios") / BUNDLED_ROOT
+    Every registered game's ``scenarios/`` folder beside its model module, built-in and
+    installed games alike (``stag_hunt/scenarios/trust.toml`` is ``stag_hunt/trust``)."""
     out: dict[str, Path] = {}
-    for game_dir in sorted(root.iterdir(), key=lambda p: p.name):
-        if not game_dir.is_dir():
-            continue
-        for file in sorted(game_dir.iterdir(), key=lambda p: p.name):
-            if file.name.endswith(".toml"):
-                out[f"{game_dir.name}/{file.name[:-5]}"] = Path(str(file))
     for game, path in games().items():
         package = path.partition(":")[0].rpartition(".")[0]
-        if not package or package.startswith("mesa_dilemmas."):
+        if not package:
             continue
         try:
             folder = resources.files(package) / "scenarios"

@@ -37,7 +37,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set
-from mesa_dilemmas.dilemmas.binary_game import (
+from mesa_dilemmas.dilemmas.binary.game import (
     DEFAULT_ROUNDS,
     MAX_PLAYERS,
     BinaryGame,

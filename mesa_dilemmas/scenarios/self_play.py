@@ -29,7 +29,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
-from mesa_dilemmas.dilemmas.binary_game import DEFAULT_ROUNDS, MAX_PLAYERS, make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import DEFAULT_ROUNDS, MAX_PLAYERS, make_game, play_batch
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
@@ -79,7 +79,7 @@ def screen_sets(
 
     Run before the experiment when ``exclude_flagged`` is on; the tasks then
     drop them (:func:`without`).  Deterministic: the screen has no timing."""
-    from mesa_dilemmas.dilemmas.strategy_checks import screen_entries
+    from mesa_dilemmas.dilemmas.binary.checks import screen_entries
 
     out = []
     for strategy_set in sets:

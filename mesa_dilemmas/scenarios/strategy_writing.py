@@ -10,14 +10,14 @@ For strategy ``i`` of a set (one model, one attitude, one game):
    history object, ``self.rng``, the allowed imports) -> a Python class.
 3. **Checks, inside the sandbox.** The module is imported in a sandbox worker
    (syntax, imports, a ``Strategy`` subclass with ``act``), then played by
-   :func:`~mesa_dilemmas.dilemmas.strategy_checks.check_strategy` (no error,
+   :func:`~mesa_dilemmas.dilemmas.binary.checks.check_strategy` (no error,
    C/D answers, fast enough) -- also in the sandbox, so hostile or broken code
    costs a flag, never the run.  A failing implementation is regenerated from
    the *same* description (the rejection's reasons are shown to the model), up
    to ``max_tries`` implementations; every failure is recorded.  Logic that is
    legal but does not match the description or the attitude is kept, as the
    paper keeps it.  Passing strategies are also tested for determinism
-   (:func:`~mesa_dilemmas.dilemmas.strategy_checks.is_deterministic`), which
+   (:func:`~mesa_dilemmas.dilemmas.binary.checks.is_deterministic`), which
    lets experiments memoise them.
 4. **Output.** A strategy set directory in the layout of
    :mod:`mesa_dilemmas.agents.strategies.loader`: ``sNNNN.py`` per accepted
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mesa_dilemmas.dilemmas import binary_prompts
+from mesa_dilemmas.dilemmas.binary import prompts as binary_prompts
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
@@ -124,7 +124,7 @@ def extract_code(text: str) -> str:
 def check_candidate(path: Path, game: str) -> tuple[list[str], StrategyEntry | None]:
     """Problems of the module at ``path`` (empty if it passes) and its strategy; all in the sandbox."""
     from mesa_dilemmas.agents.strategies.sandbox import describe_set
-    from mesa_dilemmas.dilemmas.strategy_checks import check_strategy
+    from mesa_dilemmas.dilemmas.binary.checks import check_strategy
 
     try:
         found = describe_set(path)
@@ -218,7 +218,7 @@ async def _write(job: WritingJob, caller: _Caller, out: Path, progress: bool) ->
             rec.accepted = f"{rec.name}.py"
             (out / rec.accepted).write_text(file.read_text())
             assert entry is not None
-            from mesa_dilemmas.dilemmas.strategy_checks import is_anonymous, is_deterministic
+            from mesa_dilemmas.dilemmas.binary.checks import is_anonymous, is_deterministic
 
             rec.class_name = entry.class_name
             rec.deterministic = is_deterministic(entry, games=[job.game])
@@ -302,7 +302,7 @@ def mark_determinism(set_dir: Path, game: str) -> dict[str, bool]:
     record the answers in its manifest (a ``[[strategies]]`` item each), so experiments memoise
     the deterministic ones.  For sets whose manifest lists no strategies; returns name -> answer."""
     from mesa_dilemmas.agents.strategies.loader import MANIFEST, load_strategy_set
-    from mesa_dilemmas.dilemmas.strategy_checks import is_anonymous, is_deterministic
+    from mesa_dilemmas.dilemmas.binary.checks import is_anonymous, is_deterministic
 
     manifest = Path(set_dir) / MANIFEST
     text = manifest.read_text()

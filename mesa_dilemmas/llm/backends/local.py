@@ -20,21 +20,42 @@ capped at the context the model was trained on; it grows (the model is reloaded)
 later prompt needs more.  A prompt that does not fit -- a fixed ``n_ctx`` too small, or
 more than the model's trained context -- raises :class:`ContextOverflow` before anything is
 generated (llama.cpp itself would cut the reply short at the window's end, silently).
+
+A crash of the native library: llama.cpp built for a CPU feature this machine does not allow
+(AMX or AVX-512 from a ``-march=native`` build on a virtual machine that reports but forbids
+them) dies with SIGILL, taking the whole process -- a test suite, a sweep -- with it.  So before
+the first in-process load of a model file, :func:`probe_native` loads it in a child process
+with a tiny window and evaluates a few tokens; a child killed by a signal becomes a one-line
+:class:`LLMConfigError` naming the cause and the fix.  A passing probe is remembered in the
+process and in a small file under the user cache dir, keyed by the native libraries (path, size,
+mtime), the model file and the machine, so it costs its second or so once per build, model and
+machine.  ``MESA_DILEMMAS_LLAMA_PROBE=0`` skips it: for a model so large that loading it twice
+costs minutes on every new node, or an interpreter that cannot start a copy of itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
+import hashlib
+import importlib.util
+import json
 import math
 import os
+import platform
+import signal
+import subprocess
+import sys
 import threading
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mesa_dilemmas.llm.backends import Backend
 from mesa_dilemmas.llm.errors import CallFailed, ContextOverflow, LLMConfigError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
-from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.settings import LLMSettings, default_cache_root
 from mesa_dilemmas.llm.specs import ModelSpec
 
 _MODELS: dict[tuple[Any, ...], tuple[Any, threading.Lock]] = {}
@@ -54,14 +75,169 @@ REASK_TOKENS = 256
 UNTEMPLATED_MESSAGE_TOKENS = 8
 
 
+#: the probe's child: load the model with a tiny window, then evaluate a short prompt as one
+#: batch and one more token alone (the prompt and the decode kernels); argv[1] is the model file
+PROBE_SCRIPT = """\
+import sys
+from llama_cpp import Llama
+llm = Llama(model_path=sys.argv[1], n_ctx=64, n_batch=16, n_threads=1, n_threads_batch=1,
+            verbose=False)
+tokens = llm.tokenize(b"The lake holds forty fish this spring.", add_bos=True)[:12]
+llm.eval(tokens)
+llm.eval(tokens[-1:])
+llm.close()
+"""
+#: set to 0 to skip the probe (see the module docstring)
+PROBE_ENV = "MESA_DILEMMAS_LLAMA_PROBE"
+#: a probe still running after this is left to the in-process load (a slow disk, a huge model)
+PROBE_TIMEOUT_S = 600.0
+#: the signals a broken native build dies of, and what they mean
+CRASH_SIGNALS = {
+    signal.SIGILL: "illegal instruction",
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGFPE: "floating-point exception",
+    signal.SIGABRT: "abort",
+}
+#: probe keys that passed in this process
+_PROBED: set[str] = set()
+_PROBE_LOCK = threading.Lock()
+
+
+@functools.cache
+def _machine_id() -> str:
+    """The host and its CPU's feature flags: a probe that passed on one node of a cluster whose
+    home directory is shared says nothing about another node's CPU."""
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            flags = next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        flags = platform.processor()
+    return f"{platform.node()}|{platform.machine()}|{flags.strip()}"
+
+
+def probe_key(path: str) -> str | None:
+    """What a passing probe vouches for: the installed native libraries of ``llama_cpp`` (path,
+    size, mtime), the model file, the interpreter and the machine.  None when llama-cpp-python
+    or the model file is missing (the in-process load then says so itself)."""
+    try:
+        spec = importlib.util.find_spec("llama_cpp")  # found, not imported: importing loads it
+        model = Path(path).stat()
+    except (ImportError, ValueError, OSError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    parts = [
+        sys.executable,
+        _machine_id(),
+        f"{Path(path).resolve()}|{model.st_size}|{model.st_mtime_ns}",
+    ]
+    package = Path(spec.origin).parent
+    for lib in sorted((package / "lib").glob("*")) or [Path(spec.origin)]:
+        try:
+            st = lib.stat()
+        except OSError:
+            continue
+        parts.append(f"{lib}|{st.st_size}|{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+
+
+def crash_message(signum: int, path: str) -> str:
+    """The one-line error for a probe child killed by ``signum`` while loading ``path``."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    what = CRASH_SIGNALS.get(signum, "killed")
+    rebuild = f"bash scripts/build_llama.sh {sys.executable}"
+    pip = 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --force-reinstall --no-cache-dir llama-cpp-python'
+    if signum == signal.SIGILL:
+        return (
+            f"llm: the embedded model's native library (llama-cpp-python) crashed with {name} "
+            f"({what}): it was built for a CPU feature this machine does not allow (e.g. "
+            f"AMX/AVX-512 from a native build); rebuild it portably: {rebuild} (or {pip})"
+        )
+    return (
+        f"llm: the embedded model's native library (llama-cpp-python) crashed with {name} "
+        f"({what}) loading {path}: the model file may be damaged or of an architecture this "
+        f"llama.cpp does not read, or the build is broken; check the file (the bundled model: "
+        f'llm = "local"), or rebuild it: {rebuild} (or {pip})'
+    )
+
+
+def _crash_signal(returncode: int) -> int | None:
+    """The signal that killed a child: -N from Python, 128+N through a shell or a wrapper."""
+    if returncode < 0:
+        return -returncode
+    if returncode - 128 in CRASH_SIGNALS:
+        return returncode - 128
+    return None
+
+
+def probe_native(
+    path: str, *, command: Sequence[str] | None = None, cache_dir: Path | None = None
+) -> None:
+    """Load ``path`` in a child process first; raise :class:`LLMConfigError` (one line: the cause
+    and the fix) if the native library kills it with a signal.
+
+    A passing probe is remembered in this process and as a file in ``cache_dir`` (default: the
+    user cache dir / llama-probe), keyed by :func:`probe_key`.  A child that fails without a
+    signal (a bad file: llama-cpp-python raises) or runs past ``PROBE_TIMEOUT_S`` is not
+    remembered and not an error here: the in-process load reports it as it always did.
+    ``command`` replaces the child's command line (tests); ``MESA_DILEMMAS_LLAMA_PROBE=0``
+    skips the probe altogether."""
+    if os.environ.get(PROBE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return
+    if command is None and not sys.executable:
+        return  # an embedded interpreter that cannot start a copy of itself
+    key = probe_key(path)
+    if key is None:
+        return
+    if command is not None:  # another child vouches for nothing the default one did
+        key = hashlib.sha256(f"{key}|{list(command)!r}".encode()).hexdigest()[:32]
+    with _PROBE_LOCK:
+        if key in _PROBED:
+            return
+        stamp = (cache_dir or default_cache_root() / "llama-probe") / f"{key}.ok"
+        if stamp.is_file():
+            _PROBED.add(key)
+            return
+        argv = list(command) if command is not None else [sys.executable, "-c", PROBE_SCRIPT, path]
+        try:
+            child = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=PROBE_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        signum = _crash_signal(child.returncode)
+        if signum is not None:
+            raise LLMConfigError(crash_message(signum, path))
+        if child.returncode != 0:
+            return
+        _PROBED.add(key)
+        try:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(json.dumps({"model": path, "python": sys.executable}) + "\n")
+        except OSError:
+            pass  # an unwritable cache: probe again in the next process
+
+
 def load_model(
     path: str, n_ctx: int, n_threads: int | None, n_batch: int
 ) -> tuple[Any, threading.Lock]:
-    """The process's ``Llama`` for this file and context size, and the lock that serialises it."""
+    """The process's ``Llama`` for this file and context size, and the lock that serialises it.
+    The first load of a file in a process is preceded by :func:`probe_native`."""
     key = (os.getpid(), path, n_ctx, n_threads, n_batch)
     with _LOAD_LOCK:
         found = _MODELS.get(key)
         if found is None:
+            probe_native(path)  # before llama_cpp is imported here: a bad build may die on import
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # preflight says this before a run; this is the backstop

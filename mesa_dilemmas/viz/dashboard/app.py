@@ -1,13 +1,21 @@
-"""The Solara app: a home page and one route per game (``solara run mesa_dilemmas.viz.dashboard.app``)."""
+"""The Solara app: a home page and one route per registered page (``solara run mesa_dilemmas.viz.dashboard.app``).
+
+Pages come from the entry point group ``mesa_dilemmas.pages`` (a ``GamePage`` or a
+``ComparePage``), this package's games and installed ones alike; a registered game without a
+page of its own gets the generic page of its parameter schema.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import solara
 import solara.server.settings
 
-from mesa_dilemmas.dilemmas.registry import games
-from mesa_dilemmas.viz.dashboard import binary, evolution, fishery, generic, port_of_mars
-from mesa_dilemmas.viz.dashboard.compare import CompareScreen, fishery_compare
+from mesa_dilemmas.dilemmas.registry import PAGES as PAGES_GROUP
+from mesa_dilemmas.dilemmas.registry import games, load_extensions
+from mesa_dilemmas.viz.dashboard import generic
+from mesa_dilemmas.viz.dashboard.compare import ComparePage, CompareScreen
 from mesa_dilemmas.viz.dashboard.components import CSS, GameScreen, Text, navigation
 from mesa_dilemmas.viz.dashboard.runtime import GamePage
 
@@ -16,18 +24,23 @@ from mesa_dilemmas.viz.dashboard.runtime import GamePage
 solara.server.settings.theme.show_banner = False
 solara.server.settings.theme.title = "mesa-dilemmas"
 
-PUBLIC_GOODS, COLLECTIVE_RISK, COMMON_POOL = binary.PAGES
-#: the pages in menu order
-BUILTIN_PAGES: list[GamePage] = [
-    fishery.PAGE, PUBLIC_GOODS, COLLECTIVE_RISK, COMMON_POOL, evolution.PAGE, port_of_mars.PAGE,
-]  # fmt: skip
-#: registered games without a page of their own (installed packages' games) get the generic one
-EXTRA_PAGES: list[GamePage] = [
-    generic.page_for(name) for name in games() if name not in {p.path for p in BUILTIN_PAGES}
+_REGISTERED: dict[str, Any] = load_extensions(PAGES_GROUP)
+#: the registered game pages, in menu order (``GamePage.order``, then the path)
+REGISTERED_PAGES: list[GamePage] = sorted(
+    (p for p in _REGISTERED.values() if isinstance(p, GamePage)), key=lambda p: (p.order, p.path)
+)
+#: compare pages (two settings side by side)
+COMPARE_PAGES: list[ComparePage] = [
+    p for p in _REGISTERED.values() if isinstance(p, ComparePage)
 ]
-PAGES: list[GamePage] = BUILTIN_PAGES + EXTRA_PAGES
-#: the compare page: two settings of the fishery side by side
-COMPARE = fishery_compare()
+#: registered games without a page of their own (e.g. a game named by import path) get the
+#: generic one
+EXTRA_PAGES: list[GamePage] = [
+    generic.page_for(name)
+    for name in games()
+    if name not in {p.path for p in REGISTERED_PAGES} and name not in _REGISTERED
+]
+PAGES: list[GamePage] = REGISTERED_PAGES + EXTRA_PAGES
 
 
 def short_name(page: GamePage) -> str:
@@ -54,73 +67,43 @@ def Home() -> None:
                 Text(page.summary)
                 with solara.Link(f"/{page.path}"):
                     solara.Button(f"open {page.path.replace('_', ' ')}", text=True)
-        with solara.Card("Compare two settings"):
-            Text(
-                "Two fishery games side by side, from the same seed and stepping together: "
-                "punishment on in one, off in the other (or any other pair of settings)."
-            )
-            with solara.Link("/compare"):
-                solara.Button("open compare", text=True)
+        for compare in COMPARE_PAGES:
+            with solara.Card(compare.title):
+                Text(compare.summary)
+                with solara.Link(f"/{compare.path}"):
+                    solara.Button(f"open {compare.path.replace('_', ' ')}", text=True)
 
 
-# Solara routes take components without arguments: one small component per page.
-@solara.component
-def Fishery() -> None:
-    GameScreen(fishery.PAGE)
+# Solara routes take components without arguments: one component serves every page, chosen by
+# the route (keyed by it, so moving to another page starts that page's game, not the last one's)
+_BY_PATH: dict[str, GamePage] = {page.path: page for page in PAGES}
+_COMPARE_BY_PATH: dict[str, ComparePage] = {c.path: c for c in COMPARE_PAGES}
 
 
-@solara.component
-def PublicGoods() -> None:
-    GameScreen(PUBLIC_GOODS)
+def _route_path() -> str:
+    return solara.use_router().path.strip("/").split("/")[-1]  # (use_route would nest a level)
 
 
 @solara.component
-def CollectiveRisk() -> None:
-    GameScreen(COLLECTIVE_RISK)
-
-
-@solara.component
-def CommonPool() -> None:
-    GameScreen(COMMON_POOL)
-
-
-@solara.component
-def CulturalEvolution() -> None:
-    GameScreen(evolution.PAGE)
-
-
-@solara.component
-def PortOfMars() -> None:
-    GameScreen(port_of_mars.PAGE)
-
-
-@solara.component
-def Compare() -> None:
-    CompareScreen(COMPARE)
-
-
-@solara.component
-def InstalledGame() -> None:
-    """The generic page of an installed game, chosen by the route (keyed by it, so moving to
-    another installed game's page starts that game, not the previous one's)."""
-    path = solara.use_router().path.strip("/").split("/")[-1]  # (use_route would nest a level)
-    page = next((p for p in EXTRA_PAGES if p.path == path), EXTRA_PAGES[0])
+def RoutedPage() -> None:
+    page = _BY_PATH.get(_route_path(), PAGES[0])
     GameScreen(page).key(page.path)
+
+
+@solara.component
+def RoutedCompare() -> None:
+    compare = _COMPARE_BY_PATH.get(_route_path(), COMPARE_PAGES[0])
+    CompareScreen(compare).key(compare.path)
 
 
 routes = [
     solara.Route(path="/", component=Home, label="Home"),
     *[
-        solara.Route(path=page.path, component=component, label=short_name(page))
-        for page, component in zip(
-            BUILTIN_PAGES,
-            [Fishery, PublicGoods, CollectiveRisk, CommonPool, CulturalEvolution, PortOfMars],
-            strict=True,
-        )
+        solara.Route(path=page.path, component=RoutedPage, label=short_name(page))
+        for page in PAGES
     ],
     *[
-        solara.Route(path=page.path, component=InstalledGame, label=short_name(page))
-        for page in EXTRA_PAGES
+        solara.Route(path=c.path, component=RoutedCompare, label="Compare")
+        for c in COMPARE_PAGES
     ],
-    solara.Route(path="compare", component=Compare, label="Compare"),
 ]

@@ -69,31 +69,10 @@ class ComparePage:
     b_defaults: Callable[[dict[str, Any]], dict[str, Any]]
     #: the agent view of one setting (a component taking the setting's DashboardModel)
     agent_view: Callable[[DashboardModel], Any] | None = None
-
-
-def fishery_compare() -> ComparePage:
-    from mesa_dilemmas.viz.dashboard import fishery
-    from mesa_dilemmas.viz.dashboard.agent_views import FisheryLake
-
-    def punishment_off(specs: dict[str, Any]) -> dict[str, Any]:
-        # newer models have a switch; older ones: a sanction that costs nothing
-        return {"punishment": False} if "punishment" in specs else {"penalty": 0.0}
-
-    return ComparePage(
-        page=fishery.PAGE,
-        quantities=(
-            Quantity("stock", "lake stock", "fish"),
-            Quantity("total_harvest", "harvest per round", "fish", per_round=True),
-            Quantity("compliance", "compliance", per_round=True),
-            Quantity("mean_effort", "mean effort", per_round=True),
-            Quantity("punishments", "sanctions per round", "count", per_round=True),
-            Quantity("group_norm", "group norm (shared cap)", "fish"),
-            Quantity("n_alive", "villagers alive", "count"),
-            Quantity("efficiency", "efficiency so far"),
-        ),
-        b_defaults=punishment_off,
-        agent_view=FisheryLake,
-    )
+    #: the route of the compare page, and what the home page says of it
+    path: str = "compare"
+    title: str = "Compare two settings"
+    summary: str = "Two games side by side, from the same seed and stepping together."
 
 
 #: the page's parameters that the compare page does not show (one seed for both; no LLMs)

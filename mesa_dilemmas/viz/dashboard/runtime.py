@@ -131,6 +131,8 @@ class GamePage:
     agent_labels: Callable[[Any], dict[int, str]] = lambda game: default_agent_labels(game)
     #: what one Step plays ("round"; "generation" for cultural evolution)
     unit: str = "round"
+    #: where the page sits in the menu (lower first; ties by path)
+    order: int = 100
 
 
 def default_agent_labels(game: Any) -> dict[int, str]:

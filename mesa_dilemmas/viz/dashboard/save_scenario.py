@@ -36,7 +36,7 @@ def _llm_table(model: DashboardModel) -> dict[str, Any]:
 
 
 def _binary(model: DashboardModel) -> dict[str, Any]:
-    from mesa_dilemmas.viz.dashboard.binary import LLM, game_kwargs, lineup
+    from mesa_dilemmas.dilemmas.binary.page import LLM, game_kwargs, lineup
 
     game, params = model.page.path, model.params
     seats = lineup(game, params)

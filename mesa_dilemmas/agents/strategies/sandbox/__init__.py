@@ -10,7 +10,7 @@
 
 A handler is trusted code (``"module:function"``) the worker resolves before
 loading any strategy; the engine registers its match player
-(``mesa_dilemmas.dilemmas.binary_game``), the loader its set reader.  What a
+(``mesa_dilemmas.dilemmas.binary.game``), the loader its set reader.  What a
 worker answers is checked data; what goes wrong in it is a
 :class:`~.pool.WorkerLost` with the reason, and the caller blames the strategy
 that was running (see docs/sandbox.md).

@@ -1,0 +1,590 @@
+"""Shared machinery of the n-player binary-action games (paper 002, Sec. 3).
+
+Three pieces, used by Public Goods, Collective Risk and Common Pool alike:
+
+* :class:`BinaryGame` -- a game's *rules*, written once, vectorised over a
+  batch of matches: ``payoffs(cooperated[B, n], state[B])`` returns every
+  player's payoff and the next state (the resource stock, for Common Pool).
+  Each game module subclasses it with its own payoff rule only.
+* :func:`play_batch` -- the fast engine: B matches of n strategies played in
+  lock-step.  Per round it makes exactly one Python call per strategy; history,
+  payoffs and bookkeeping are numpy operations on (B, n) arrays.  Self-play,
+  cultural evolution and the behavioural analysis all run on it.
+* :class:`BinaryDilemmaModel` -- the Mesa model: real ``DilemmaAgent`` agents
+  whose policies answer ``<game>.action`` decisions through the broker, a
+  ``DataCollector`` for the dashboard.  It applies the same ``BinaryGame``
+  rules and the same history store, and seeds strategies the same way, so a
+  model run and an engine run of the same strategies and seeds are identical
+  (tested).
+
+Seeding: the strategy in seat i of a match with entropy ``e`` draws from
+``SeedSequence(e, spawn_key=(i,))`` (= ``SeedSequence(e).spawn(n)[i]``).
+
+Untrusted strategies (code from files: ``entry.trusted`` is False) never run
+here: a batch with any of them is played whole inside a sandbox worker
+(``binary_game_sandbox``), which returns every seat's actions; this process
+then recomputes payoffs, stocks and history from those actions with its own
+rules.  A strategy that fails there plays :data:`DEFAULT_ACTION` and is flagged
+(``BatchResult.flags``) instead of ending the run.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from importlib import import_module
+from typing import Any, ClassVar
+
+import mesa
+import numpy as np
+
+from mesa_dilemmas.agents.base import DilemmaAgent
+from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, InvalidAnswer
+from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.agents.population import Population, population_table
+from mesa_dilemmas.agents.strategies.base import ACTION_CODE, GameDescription
+from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
+from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
+from mesa_dilemmas.agents.strategies.policy import StrategyPolicy
+from mesa_dilemmas.dilemmas.base import DilemmaModel
+
+ACTION_SPEC = ChoiceSpec(("C", "D"))
+MAX_PLAYERS = 4096
+DEFAULT_ROUNDS = 20
+
+
+class BinaryGame:
+    """Rules of an n-player repeated C/D game; subclasses implement :meth:`payoffs`."""
+
+    NAME: ClassVar[str] = ""
+    HAS_STOCK: ClassVar[bool] = False
+
+    def __init__(self, n_players: int, n_rounds: int = DEFAULT_ROUNDS) -> None:
+        if not 2 <= n_players <= MAX_PLAYERS:
+            raise ValueError(f"n_players: must be between 2 and {MAX_PLAYERS} (got {n_players})")
+        if n_rounds < 1:
+            raise ValueError(f"rounds: must be at least 1 (got {n_rounds})")
+        self.n_players = int(n_players)
+        self.n_rounds = int(n_rounds)
+
+    # -- rules -------------------------------------------------------------
+    def initial_state(self, batch: int) -> np.ndarray | None:
+        """The state before round 1 for ``batch`` matches (None for stateless games)."""
+        return None
+
+    def payoffs(
+        self, cooperated: np.ndarray, state: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray | None]:  # pragma: no cover - interface
+        """Payoffs (B, n) of one round and the next state, from ``cooperated`` (B, n) bool."""
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        """The game's own parameters (k, m, capacity, ...)."""
+        return {}
+
+    def description(self) -> GameDescription:
+        return GameDescription(
+            game=self.NAME, n_players=self.n_players, n_rounds=self.n_rounds, **self.params()
+        )
+
+    # -- benchmarks for normalisation --------------------------------------
+    def welfare_bounds(self) -> tuple[float, float]:
+        """(min, max) mean payoff per player per round over all possible plays.
+
+        For a stateless game a round's welfare depends only on the number of
+        cooperators, so enumerating 0..n cooperators gives the exact bounds;
+        games with state override this.
+        """
+        n = self.n_players
+        rows = np.arange(n)[None, :] < np.arange(n + 1)[:, None]  # row c: c cooperators
+        pay, _ = self.payoffs(rows, None)
+        means = pay.mean(axis=1)
+        return float(means.min()), float(means.max())
+
+    def play_counts(self, n_coop: Sequence[int]) -> float:
+        """Mean payoff per player per round when ``n_coop[t]`` players cooperate in round t.
+
+        Welfare depends only on the number of cooperators, so bounds can be
+        checked by enumerating count sequences (tests do).
+        """
+        n = self.n_players
+        state = self.initial_state(1)
+        total = 0.0
+        for c in n_coop:
+            row = np.zeros((1, n), dtype=bool)
+            row[0, :c] = True
+            pay, state = self.payoffs(row, state)
+            total += float(pay.sum())
+        return total / (n * len(n_coop))
+
+
+def make_game(game: str, n_players: int, rounds: int = DEFAULT_ROUNDS, **params: Any) -> BinaryGame:
+    """The rules of a binary-action game by name (``"public_goods"``...), validated."""
+    from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model
+
+    try:
+        model_cls = game_model(game)
+    except UnknownGame:
+        raise ValueError(f"game: unknown game {game!r}") from None
+    rules = getattr(import_module(model_cls.__module__), "RULES", None)
+    if rules is None:
+        raise ValueError(f"game: {game!r} is not a binary-action (C/D) game")
+    allowed = set(inspect.signature(rules.__init__).parameters) - {"self", "n_players", "n_rounds"}
+    unknown = set(params) - allowed
+    if unknown:
+        raise ValueError(
+            f"game_params.{sorted(unknown)[0]}: unknown parameter of {game}; allowed: {', '.join(sorted(allowed))}"
+        )
+    return rules(n_players, rounds, **params)
+
+
+# -- the fast engine -----------------------------------------------------
+
+
+@dataclass
+class BatchResult:
+    """What a batch returns: enough for self-play, evolution and the analysis, nothing per call."""
+
+    totals: np.ndarray  # (B, n) total payoff of each player
+    coop_by_round: np.ndarray  # (B, R) cooperators per round
+    rounds: int  # rounds played
+    stock: np.ndarray | None = None  # (B, R + 1) stock at the start of each round
+    store: HistoryStore | None = None  # full record when keep_history=True
+    used_rng: np.ndarray | None = None  # (B, n) bool: did the strategy draw random numbers
+    #: strategies that misbehaved (sandboxed batches only); each played the default action
+    flags: list[Any] = field(default_factory=list)
+    #: memoisation (sandboxed batches): answers taken from the memo, of the memoisable seat-rounds
+    memo_hits: int = 0
+    memo_eligible: int = 0
+
+    @property
+    def normalised(self) -> np.ndarray:
+        """(B, n) payoff per round of every player."""
+        return self.totals / self.rounds
+
+
+def play_batch(
+    game: BinaryGame,
+    lineups: Sequence[Sequence[StrategyEntry | None]],
+    entropies: Sequence[int],
+    *,
+    scripted: np.ndarray | None = None,
+    rounds: int | None = None,
+    keep_history: bool = False,
+) -> BatchResult:
+    """Play ``len(lineups)`` matches of ``game`` simultaneously, one Python call per strategy-round.
+
+    ``lineups[b][i]`` is the strategy in seat i of match b (``None`` for a
+    scripted seat whose actions are ``scripted[b, i, t]`` -- the behavioural
+    analysis scripts opponents).  ``entropies[b]`` seeds match b's strategies.
+    ``rounds`` stops after that many rounds while strategies are still told the
+    game lasts ``game.n_rounds`` (again for the analysis).
+    """
+    # a batch allocates tens of thousands of small objects that all live until its end; the
+    # cyclic GC would rescan them again and again (measured: up to 45% of the run time)
+    if any(e is not None and not e.trusted for lineup in lineups for e in lineup):
+        from mesa_dilemmas.dilemmas.binary.sandboxed import play_sandboxed
+
+        return play_sandboxed(game, lineups, entropies, scripted, rounds, keep_history)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _play_batch(game, lineups, entropies, scripted, rounds, keep_history)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _play_batch(
+    game: BinaryGame,
+    lineups: Sequence[Sequence[StrategyEntry | None]],
+    entropies: Sequence[int],
+    scripted: np.ndarray | None,
+    rounds: int | None,
+    keep_history: bool,
+) -> BatchResult:
+    n, horizon = game.n_players, game.n_rounds
+    played = horizon if rounds is None else int(rounds)
+    batch = len(lineups)
+    if len(entropies) != batch:
+        raise ValueError("play_batch: one entropy per match is required")
+    if batch == 0:
+        return BatchResult(np.zeros((0, n)), np.zeros((0, horizon), dtype=np.int32), played)
+    desc = game.description()
+    store = HistoryStore(batch, n, horizon, with_stock=game.HAS_STOCK)
+    state = game.initial_state(batch)
+    if state is not None:
+        store.set_initial_stock(state)
+
+    strategies = []
+    free: list[int] = []
+    for b, lineup in enumerate(lineups):
+        if len(lineup) != n:
+            raise ValueError(f"play_batch: match {b} has {len(lineup)} players, the game has {n}")
+        e = int(entropies[b])
+        for i, entry in enumerate(lineup):
+            if entry is None:
+                continue
+            strategies.append(entry.create(desc, (e, (i,))))
+            free.append(b * n + i)
+    views: list[PlayerHistory] = store.views(free)
+    free_idx = np.asarray(free, dtype=np.intp)
+    all_free = len(free) == batch * n
+    if not all_free and scripted is None:
+        raise ValueError("play_batch: scripted seats (None) need a `scripted` action array")
+    pairs = list(zip([s.act for s in strategies], views, strict=True))
+    code = ACTION_CODE.__getitem__
+    flat = np.zeros(batch * n, dtype=bool)
+
+    for t in range(played):
+        out: list[Any] = []
+        append = out.append
+        try:
+            for act, view in pairs:
+                append(act(view))
+        except Exception as exc:
+            _annotate(exc, strategies[len(out)], free[len(out)], n, t, "raised")
+            raise
+        try:
+            answers = np.fromiter(map(code, out), dtype=bool, count=len(out))
+        except (KeyError, TypeError):
+            bad = next(
+                j for j, a in enumerate(out) if not isinstance(a, str) or a not in ACTION_CODE
+            )
+            exc = InvalidAnswer(f"expected 'C' or 'D', got {out[bad]!r}")
+            _annotate(exc, strategies[bad], free[bad], n, t, "answered")
+            raise exc from None
+        if all_free:
+            cooperated = answers.reshape(batch, n)
+        else:
+            assert scripted is not None
+            flat[:] = scripted[:, :, t].reshape(-1) > 0
+            flat[free_idx] = answers
+            cooperated = flat.reshape(batch, n)
+        pay, state = game.payoffs(cooperated, state)
+        store.record(cooperated, pay, state)
+
+    used = np.zeros(batch * n, dtype=bool)
+    used[free_idx] = [s.used_rng for s in strategies]
+    return BatchResult(
+        totals=store.totals(),
+        coop_by_round=np.array(store.coop),
+        rounds=played,
+        stock=None if store.stock is None else np.array(store.stock),
+        store=store if keep_history else None,
+        used_rng=used.reshape(batch, n),
+    )
+
+
+def _annotate(exc: BaseException, strategy: Any, flat_seat: int, n: int, t: int, verb: str) -> None:
+    """Say which strategy, match, seat and round a failure came from."""
+    b, i = divmod(flat_seat, n)
+    exc.add_note(
+        f"strategy {type(strategy).__name__} ({getattr(strategy, 'name', None)}) in match {b}, "
+        f"seat {i} {verb} this in round {t + 1}"
+    )
+
+
+# -- the Mesa model ------------------------------------------------------
+
+
+class BinaryObservation(Mapping[str, Any]):
+    """A decision's observation: the game and history objects, plain data derived on access.
+
+    Strategy policies read ``"history"`` (a :class:`PlayerHistory`) and
+    ``"game"``; an LLM template reads the plain keys, computed only if asked.
+    """
+
+    __slots__ = ("game", "history")
+    _PLAIN = ("round", "n_rounds", "n_players", "my_actions", "my_payoffs", "opponent_cooperators")
+    _KEYS = ("game", "history", "params", *_PLAIN, "stock")
+
+    def __init__(self, game: GameDescription, history: PlayerHistory) -> None:
+        self.game = game
+        self.history = history
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "game":
+            return self.game
+        if key == "history":
+            return self.history
+        if key == "params":
+            return self.game.as_dict()
+        if key == "stock":
+            return self.history.stock
+        if key in self._PLAIN:
+            return self.history.as_dict()[key]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._KEYS)
+
+    def __len__(self) -> int:
+        return len(self._KEYS)
+
+
+class SandboxedStrategyPolicy(StrategyPolicy):
+    """An untrusted strategy in the Mesa model: each decision replays its match so far in the sandbox.
+
+    The worker rebuilds the strategy from its seed and plays it against the
+    other seats' recorded actions up to the current round, so its answer is
+    the one it would give in a continuous match (quadratic in the rounds, which
+    is fine at the model's scale; experiments use the batch engine).
+    Misbehaviour is recorded in ``flags`` and answered with the default action.
+    """
+
+    def __init__(self, entry: StrategyEntry, rules: BinaryGame) -> None:
+        super().__init__(entry)
+        self.rules = rules
+        self.seed: tuple[int, tuple[int, ...]] | None = None
+        self.flags: list[Any] = []
+
+    def start_match(self, game: GameDescription, seed: tuple[int, tuple[int, ...]] | None) -> None:
+        self.seed = seed
+
+    def decide(self, decision: Decision) -> Any:
+        history: PlayerHistory = decision.observation["history"]
+        store, me, t = history._store, history.me, history.round_number
+        scripted = store.actions[history.match : history.match + 1].astype(np.int8)
+        lineup: list[StrategyEntry | None] = [None] * self.rules.n_players
+        lineup[me] = self.entry
+        entropy = 0 if self.seed is None else self.seed[0]
+        result = play_batch(
+            self.rules, [lineup], [entropy], scripted=scripted, rounds=t + 1, keep_history=True
+        )
+        seen = {(f.strategy, f.reason) for f in self.flags}  # each decision replays the match
+        self.flags.extend(f for f in result.flags if (f.strategy, f.reason) not in seen)
+        assert result.store is not None
+        return "C" if result.store.actions[0, me, t] else "D"
+
+
+class BinaryDilemmaModel(DilemmaModel):
+    """A Mesa model of one match of a binary-action game: ``step()`` plays one round.
+
+    Players are ``DilemmaAgent`` agents; ``strategies`` (spec strings, cycled
+    over the seats) build :class:`StrategyPolicy` players, or ``policies=[...]``
+    (Python API only, so it stays out of the plain-data parameter schema) gives
+    one policy per seat -- any policy: rule, strategy, LLM.
+    """
+
+    PHASES = ("act",)
+    #: reporters a batch run aggregates per grid cell (the last round's values)
+    RUN_METRICS: ClassVar[tuple[str, ...]] = (
+        "normalised_payoff",
+        "cooperation_rate",
+        "mean_payoff",
+    )
+
+    def __init__(
+        self,
+        *,
+        rules: BinaryGame,
+        strategies: Sequence[str] = (),
+        players: Population | Mapping[str, Any] | None = None,
+        rng: Any = None,
+        **extra: Any,
+    ) -> None:
+        unknown = set(extra) - {"policies"}
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unexpected parameter {sorted(unknown)[0]!r}")
+        policies: Sequence[Policy] | None = extra.get("policies")
+        super().__init__(rng=rng)
+        self.rules = rules
+        self.description = rules.description()
+        n = rules.n_players
+        self.store = HistoryStore(1, n, rules.n_rounds, with_stock=rules.HAS_STOCK)
+        self.state = rules.initial_state(1)
+        if self.state is not None:
+            self.store.set_initial_stock(self.state)
+        #: entropy of this match's strategy generators (seat i: SeedSequence(e, spawn_key=(i,)))
+        self.strategy_entropy = int(self.rng.integers(2**63))
+        self.population = population_table(players)
+        if policies is None:
+            seats = self.population.assign(n, self.rng)
+            if not strategies and None in seats:
+                raise ValueError("strategies: give at least one strategy spec (or pass policies)")
+            entries = [resolve_strategy(s) for s in strategies]
+            policies = [
+                self._strategy_policy(entries[i % len(entries)], rules)
+                if group is None
+                else self._strategy_policy(resolve_strategy(group.value), rules)
+                if group.kind == "strategy"
+                else self.population.build(group, model=self, seat=i, persona=Persona(), rules={})
+                for i, group in enumerate(seats)
+            ]
+        elif not self.population.is_empty():
+            raise ValueError("players: give either a population or policies, not both")
+        elif len(policies) != n:
+            raise ValueError(f"policies: need one per player ({n}), got {len(policies)}")
+        self.players: list[DilemmaAgent] = []
+        self.views: list[PlayerHistory] = []
+        for i, policy in enumerate(policies):
+            agent = DilemmaAgent(self, policy)
+            agent.slot = i
+            self.players.append(agent)
+            self.views.append(PlayerHistory(self.store, 0, i))
+            start = getattr(policy, "start_match", None)
+            if start is not None:
+                start(self.description, (self.strategy_entropy, (i,)))
+        self._observations = [BinaryObservation(self.description, v) for v in self.views]
+        reporters: dict[str, Any] = {
+            "cooperation_rate": BinaryDilemmaModel.last_cooperation_rate,
+            "mean_payoff": BinaryDilemmaModel.last_mean_payoff,
+            "normalised_payoff": BinaryDilemmaModel.normalised_payoff,
+        }
+        if rules.HAS_STOCK:
+            reporters["stock"] = BinaryDilemmaModel.current_stock
+        self.datacollector = mesa.DataCollector(model_reporters=reporters)
+        self.running = True
+
+    @staticmethod
+    def _strategy_policy(entry: StrategyEntry, rules: BinaryGame) -> Policy:
+        """Trusted (built-in) strategies play in-process; code from files in the sandbox."""
+        return StrategyPolicy(entry) if entry.trusted else SandboxedStrategyPolicy(entry, rules)
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> None:
+        """The checks ``__init__`` would make (the rules' cross-field ones such as
+        ``1 < k < n_players``, strategy specs that resolve), without building a model."""
+        full = {**_defaults(cls), **params}
+        strategies = full.pop("strategies", ())
+        if not strategies:
+            raise ValueError("strategies: give at least one strategy spec")
+        for spec in strategies:
+            _check_strategy_spec(spec)
+        rules_cls = getattr(sys.modules[cls.__module__], "RULES", None)
+        if rules_cls is not None:
+            rule_params = tuple((k, full[k]) for k in _rule_keys(rules_cls) if k in full)
+            _check_rules(rules_cls, full.get("n_players", 2), full.get("rounds", DEFAULT_ROUNDS),
+                         rule_params)  # fmt: skip
+
+    # -- play ------------------------------------------------------------
+    def phase_act(self) -> None:
+        """All players choose C or D at once; payoffs and the next state follow the rules."""
+        if self.store.round >= self.rules.n_rounds:
+            self.running = False
+            return
+        kind = f"{self.GAME}.action"
+        decisions = [
+            Decision(kind, ACTION_SPEC, obs, agent=agent, step=self.round, fallback="D")
+            for agent, obs in zip(self.players, self._observations, strict=True)
+        ]
+        answers = self.ask_all(decisions)
+        cooperated = np.array([[a == "C" for a in answers]], dtype=bool)
+        pay, self.state = self.rules.payoffs(cooperated, self.state)
+        self.store.record(cooperated, pay, self.state)
+
+    def end_of_round(self) -> None:
+        super().end_of_round()
+        if self.store.round >= self.rules.n_rounds:
+            self.running = False
+
+    # -- reporters -------------------------------------------------------
+    def last_cooperation_rate(self) -> float:
+        t = self.store.round
+        return float("nan") if t == 0 else float(self.store.coop[0, t - 1]) / self.rules.n_players
+
+    def last_mean_payoff(self) -> float:
+        t = self.store.round
+        return float("nan") if t == 0 else float(self.store.payoffs[0, :, t - 1].mean())
+
+    def normalised_payoff(self) -> float:
+        """Mean payoff per player per round so far (the paper's normalised reward)."""
+        t = self.store.round
+        return (
+            float("nan")
+            if t == 0
+            else float(self.store.totals()[0].sum()) / (self.rules.n_players * t)
+        )
+
+    def current_stock(self) -> float:
+        return (
+            float("nan")
+            if self.store.stock is None
+            else float(self.store.stock[0, self.store.round])
+        )
+
+    # -- results -----------------------------------------------------------
+    @property
+    def actions(self) -> np.ndarray:
+        """(rounds played, n) bool."""
+        return self.store.actions[0, :, : self.store.round].T
+
+    @property
+    def payoffs(self) -> np.ndarray:
+        """(rounds played, n) float."""
+        return self.store.payoffs[0, :, : self.store.round].T
+
+    def total_payoffs(self) -> np.ndarray:
+        return self.store.totals()[0]
+
+    def final_metrics(self) -> dict[str, Any]:
+        t = max(self.store.round, 1)
+        n = self.rules.n_players
+        low, high = self.rules.welfare_bounds()
+        mean = float(self.store.totals()[0].sum()) / (n * t)
+        out: dict[str, Any] = {
+            "rounds_played": self.store.round,
+            "normalised_payoff": mean,
+            "cooperation_rate": float(self.store.coop[0, : self.store.round].sum()) / (n * t),
+            "welfare_efficiency": (mean - low) / (high - low) if high > low else float("nan"),
+        }
+        if self.store.stock is not None:
+            out["final_stock"] = float(self.store.stock[0, self.store.round])
+        if any(isinstance(p.policy, SandboxedStrategyPolicy) for p in self.players):
+            flags = self.sandbox_flags
+            out["flagged_strategies"] = len({f.strategy for f in flags})
+            out["flag_reasons"] = "; ".join(f"{f.strategy}: {f.reason}" for f in flags)[:2000]
+        return out
+
+    @property
+    def sandbox_flags(self) -> list[Any]:
+        """What the sandbox flagged in this match (strategy, round, reason), over all seats."""
+        return [
+            f
+            for p in self.players
+            if isinstance(p.policy, SandboxedStrategyPolicy)
+            for f in p.policy.flags
+        ]
+
+
+# -- parameter checks (cached: a large grid repeats the same values) -----
+
+
+@cache
+def _defaults(cls: type[DilemmaModel]) -> dict[str, Any]:
+    return {
+        name: p.default
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty and name not in ("rng", "self")
+    }
+
+
+@cache
+def _rule_keys(rules_cls: type[BinaryGame]) -> tuple[str, ...]:
+    """The rules' own parameters (besides the group size and the number of rounds)."""
+    names = inspect.signature(rules_cls.__init__).parameters
+    return tuple(sorted(set(names) - {"self", "n_players", "n_rounds"}))
+
+
+@lru_cache(maxsize=4096)
+def _check_strategy_spec(spec: str) -> None:
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"strategies: {spec!r} is not a strategy spec")
+    try:
+        resolve_strategy(spec)
+    except (ValueError, KeyError, LookupError, OSError, ImportError, TypeError) as exc:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        raise ValueError(f"strategies: {spec!r}: {' '.join(text.split())}") from None
+
+
+@lru_cache(maxsize=65536)
+def _check_rules(
+    rules_cls: type[BinaryGame], n_players: int, rounds: int, params: tuple[tuple[str, Any], ...]
+) -> None:
+    rules_cls(n_players, rounds, **dict(params))

@@ -1,0 +1,58 @@
+"""Paper 002's claims about the Collective Risk game (``mesa-dilemmas reproduce``)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from mesa_dilemmas.analysis.reproduction import (
+    Claim,
+    Experiment,
+    Verdict,
+    fmt,
+    read_runs,
+)
+
+EXPERIMENTS = [
+    Experiment("cr_self_play", "collective_risk/self_play",
+               tiny=["options.samples=3", "options.group_sizes=[4]"],
+               quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"]),
+]  # fmt: skip
+
+
+CR_PEAK_NOTE = (
+    "over-cooperation appears from n = 16 on and grows with the group (the peak moves from 88% "
+    "towards two-thirds collective); in groups of four the welfare at 100% collective equals the "
+    "peak within its standard error.  The reference collective set mixes unconditional and "
+    "conditional cooperators; the paper's clearest peaks (at about half collective) come from "
+    "LLM-written collective strategies that cooperate regardless.  Point options.collective_set "
+    "at LLM-written sets to test the claim as the paper makes it."
+)
+
+
+
+def judge_cr_peak(run_dir: Path) -> Verdict:
+    runs = read_runs(run_dir)
+    parts, interior = [], []
+    for n, cell in runs.groupby("group_size"):
+        means = cell.groupby("frac_collective")["normalised_payoff"].agg(["mean", "sem"])
+        peak = float(means["mean"].idxmax())
+        full = means.loc[means.index.max()]
+        top = means.loc[peak]
+        below = top["mean"] - full["mean"] > 2 * math.hypot(top["sem"], full["sem"])
+        interior.append(peak < 1.0 and below)
+        parts.append(
+            f"n={n}: peak at {peak:.0%} collective ({fmt(top['mean'])} vs {fmt(full['mean'])} at 100%)"
+        )
+    status = "reproduced" if all(interior) else "partly" if any(interior) else "not reproduced"
+    return Verdict(
+        "; ".join(parts),
+        "welfare by collective share: peak below 100% and above it by > 2 s.e.",
+        status,
+    )
+
+
+
+CLAIMS = [
+    Claim("002", "Sec. 5.2, Fig. 3", "Collective Risk: welfare peaks before the group is fully collective (over-cooperation)", "cr_self_play", judge_cr_peak, note=CR_PEAK_NOTE),
+]  # fmt: skip

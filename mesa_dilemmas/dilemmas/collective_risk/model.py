@@ -1,0 +1,90 @@
+"""Collective Risk Dilemma (paper 002, Sec. 3.2): disaster unless at least m players contribute.
+
+Round payoff of player i: ``(1 - c_i) + k * [n_c >= m]`` -- a defector keeps 1,
+and everyone receives the benefit k when the threshold is met.
+
+Threshold rounding: the paper's ``m = n/2`` is read as "at least half the
+group", i.e. ``m = ceil(n / 2)`` (``n_c >= n/2`` for an integer ``n_c`` is
+exactly ``n_c >= ceil(n/2)``), so n = 5 needs 3 cooperators.  For very small
+groups m is at least 2 (n = 2 and n = 3 both need 2), so no single player can
+avert the disaster alone -- with m = 1 the game would be a volunteer's
+dilemma, not a collective-risk one.  Pass ``m`` explicitly to override.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import Field
+
+from mesa_dilemmas.agents.population import Population
+from mesa_dilemmas.dilemmas.binary.game import (
+    DEFAULT_ROUNDS,
+    MAX_PLAYERS,
+    BinaryDilemmaModel,
+    BinaryGame,
+)
+
+
+def default_threshold(n_players: int) -> int:
+    """``max(2, ceil(n / 2))``: half the group, rounded up, never a single volunteer."""
+    return max(2, math.ceil(n_players / 2))
+
+
+class CollectiveRiskGame(BinaryGame):
+    """Rules of the n-player Collective Risk Dilemma."""
+
+    NAME = "collective_risk"
+
+    def __init__(
+        self, n_players: int, n_rounds: int = DEFAULT_ROUNDS, k: float = 2.0, m: int | None = None
+    ) -> None:
+        super().__init__(n_players, n_rounds)
+        m = default_threshold(n_players) if m is None else int(m)
+        if not 1 <= m <= n_players:
+            raise ValueError(
+                f"m: the threshold must satisfy 1 <= m <= n_players (got m={m}, n_players={n_players})"
+            )
+        if not k > 0:
+            raise ValueError(f"k: the collective benefit must be positive (got k={k})")
+        self.k = float(k)
+        self.m = m
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k, "m": self.m}
+
+    def payoffs(self, cooperated: np.ndarray, state: np.ndarray | None) -> tuple[np.ndarray, None]:
+        met = cooperated.sum(axis=1, keepdims=True) >= self.m
+        return (~cooperated) + self.k * met, None
+
+
+class CollectiveRiskModel(BinaryDilemmaModel):
+    """Mesa model of one Collective Risk match."""
+
+    GAME = "collective_risk"
+
+    def __init__(
+        self,
+        *,
+        n_players: Annotated[int, Field(ge=2, le=MAX_PLAYERS)] = 4,
+        rounds: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_ROUNDS,
+        k: Annotated[float, Field(gt=0)] = 2.0,
+        m: Annotated[int | None, Field(ge=1)] = None,
+        strategies: tuple[str, ...] = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
+        players: Population | None = None,
+        rng: Any = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            rules=CollectiveRiskGame(n_players, rounds, k=k, m=m),
+            strategies=strategies,
+            players=players,
+            rng=rng,
+            **extra,
+        )
+
+
+#: the rules class, found by name through ``binary_game.make_game``
+RULES = CollectiveRiskGame

@@ -1,0 +1,122 @@
+"""The fishery's agent view: the lake (its fill is the stock) with the villagers around it.
+
+Size is wealth, colour is effort, a square is an LLM villager, a red ring means punished
+this round, a red arrow runs from punisher to punished, a faded grey mark starved; the shared
+norm and who punished whom in the caption.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from mesa_dilemmas.viz.dashboard.agent_views import (
+    PUNISHED,
+    XY,
+    Figure,
+    arrow,
+    arrow_layers,
+    centre,
+    ring,
+    ring_spec,
+    tooltip,
+    version,
+)
+from mesa_dilemmas.viz.dashboard.vega import Spec
+
+
+def fishery_villagers(game: Any) -> list[dict[str, Any]]:
+    """One row per villager: where it sits around the lake and what the view shows of it."""
+    villagers = list(game.villagers)
+    language = getattr(game, "language", None)
+    rows = []
+    for v in villagers:
+        s = v.slot
+        x, y = ring(s, len(villagers))
+        alive = bool(game.alive[s])
+        punished = int(game.punished[s])
+        text_norm = getattr(v, "norm_text", None)
+        rows.append({
+            "x": x, "y": y, "villager": int(v.unique_id),
+            "kind": "LLM" if language is not None and language[s] else "rule",
+            "disposition": str(v.persona.disposition),
+            "state": "starved" if not alive else ("punished this round" if punished else "fishing"),
+            "effort": round(float(game.effort[s]), 3),
+            "catch": round(float(game.harvest[s]), 2),
+            "wealth": round(float(game.wealth[s]), 1),
+            "punished this round": punished,
+            "punishes with probability": round(float(game.punish_p[s]), 2),
+            "personal norm": text_norm or f"catch at most {float(game.norm[s]):.2f}",
+        })  # fmt: skip
+    return rows
+
+
+def fishery_chart(game: Any) -> tuple[Spec, int, str]:
+    rows = fishery_villagers(game)
+    stock, capacity = float(game.stock), float(game.capacity)
+    punished = "datum['punished this round'] > 0"
+    data = {"values": rows}
+    villagers = {
+        "data": data,
+        "mark": {"type": "point", "filled": True},
+        "encoding": {
+            **XY,
+            "shape": {"field": "kind", "type": "nominal", "title": None,
+                      "scale": {"domain": ["rule", "LLM"], "range": ["circle", "square"]}},
+            "color": {"field": "effort", "type": "quantitative", "title": "effort",
+                      "scale": {"scheme": "purples", "domain": [0, 1]}},
+            "size": {"field": "wealth", "type": "quantitative", "legend": None,
+                     "scale": {"range": [60, 600]}},
+            "opacity": {"condition": {"test": "datum.state == 'starved'", "value": 0.25}, "value": 0.95},
+            "stroke": {"condition": {"test": punished, "value": PUNISHED}, "value": "#444444"},
+            "strokeWidth": {"condition": {"test": punished, "value": 3}, "value": 0.6},
+            "tooltip": tooltip(rows),
+        },
+    }  # fmt: skip
+    labels = {"data": data, "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#888888"},
+              "encoding": {**XY, "text": {"field": "villager"}}}  # fmt: skip
+    lake = centre(
+        stock / capacity if capacity else 0.0, f"lake {stock:.0f} / {capacity:.0f}", "#2b7bba", 9000
+    )
+    row_of = {v.slot: rows[i] for i, v in enumerate(game.villagers)}
+    pairs = [(row_of[a], row_of[b], a, b) for a, b in fishery_sanctions(game)]
+    arrows = [
+        arrow(a, b, len(rows), sanction=f"villager {p['villager']} punished villager "
+               f"{q['villager']} (who caught {q['catch']})")
+        for p, q, a, b in pairs
+    ]  # fmt: skip
+    spec = ring_spec(
+        "The lake and its villagers",
+        "size: wealth · colour: effort · square: LLM · red ring: punished · red arrow: "
+        "punisher → punished · faded: starved",
+        [*lake, *arrow_layers(arrows, PUNISHED, ["sanction"]), villagers, labels],
+    )
+    starved = sum(r["state"] == "starved" for r in rows)
+    caption = f"<b>shared norm:</b> {html.escape(str(game.shared_policy))} · starved: {starved}"
+    text = sanctions_text([(p["villager"], q["villager"]) for p, q, _, _ in pairs])
+    caption += f'<div data-text="sanctions" data-count="{len(pairs)}">{html.escape(text)}</div>'
+    return spec, len(rows), caption
+
+
+def fishery_sanctions(game: Any) -> list[tuple[int, int]]:
+    """This round's sanctions as (punisher slot, punished slot); [] for a model that keeps none."""
+    return [(int(a), int(b)) for a, b in getattr(game, "sanctions", [])]
+
+
+def sanctions_text(pairs: list[tuple[int, int]]) -> str:
+    """'who punished whom this round (3 sanctions): 3, 5 → 7; 2 → 9' from (punisher, punished) ids."""
+    if not pairs:
+        return "who punished whom this round: nobody punished"
+    by_victim: dict[int, list[int]] = {}
+    for a, b in pairs:
+        by_victim.setdefault(b, []).append(a)
+    parts = [
+        f"{', '.join(map(str, sorted(punishers)))} → {victim}"
+        for victim, punishers in sorted(by_victim.items())
+    ]
+    return f"who punished whom this round ({len(pairs)} sanctions): " + "; ".join(parts)
+
+
+def FisheryLake(model: Any) -> Any:
+    """The fishery's lake and villagers (a SolaraViz component: ``components=[FisheryLake]``)."""
+    return Figure("fishery-lake", model, fishery_chart, version(model))

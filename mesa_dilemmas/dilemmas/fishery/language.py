@@ -1,0 +1,95 @@
+"""What LLM villagers read: the fishery's observations as text fields for the prompt templates.
+
+Templates (``fishery_prompts/*.toml``) only substitute fields, so everything that
+depends on the ablation switches is decided here: without a group decision (OSL,
+Neither) no shared policy appears anywhere; without social learning (OGD,
+Neither) a villager sees only its own effort and payoff.  Every prompt says which
+villager is "you", and every observation includes the villager's own recent outcome.  The mapping from
+action to payoff is never stated (paper 003: payoffs stay latent).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mesa_dilemmas.dilemmas.fishery.model import FisheryModel, Villager
+
+PROMPTS_PACKAGE = "mesa_dilemmas.dilemmas.fishery.prompts"
+NO_POLICY_YET = "No shared policy has been agreed yet."
+
+
+def prompts_dir() -> Path:
+    return Path(str(resources.files(PROMPTS_PACKAGE)))
+
+
+@cache
+def persona_bank() -> dict[str, tuple[str, ...]]:
+    data = tomllib.loads((Path(__file__).parent / "strategies.toml").read_text())
+    return {k: tuple(v) for k, v in data.items()}
+
+
+def initial_strategy(disposition: str, rng: Any) -> str:
+    """One template of the villager's disposition at random ("general": either bank)."""
+    bank = persona_bank()
+    choices = bank[disposition] if disposition in bank else bank["altruistic"] + bank["selfish"]
+    return choices[int(rng.integers(len(choices)))]
+
+
+def _table(rows: list[dict[str, Any]], me: int) -> str:
+    return "\n".join(
+        f"- villager {r['id']}{' (you)' if r['id'] == me else ''}: "
+        f"fishing effort {r['effort']:.2f}, total payoff {r['payoff']:.1f}"
+        for r in rows
+    )
+
+
+def prompt_fields(
+    model: FisheryModel, v: Villager, rows: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    """Text fields for one language villager; ``rows`` are the other villagers it may observe
+    (None without social learning).  Its own recent outcome is always shown, marked "(you)":
+    the ablations remove only their channel (peers' outcomes, or the shared policy)."""
+    slot = v.slot
+    me = v.unique_id
+    norms = [f'Your personal strategy: "{v.norm_text}"']
+    intro = "Each villager holds a personal strategy about what they should do"
+    if model.group_decision:
+        intro += ", and the community also has a shared policy."
+        norms.append(f'Shared community policy: "{model.shared_policy}"')
+    else:
+        intro += "."
+    own = {"id": me, "effort": float(model.effort[slot]), "payoff": float(model.wealth[slot])}
+    if rows is None:  # no social learning: only one's own outcomes
+        observed = "You observe your own fishing effort and total payoff:\n" + _table([own], me)
+    elif any(r["id"] == me for r in rows):
+        observed = "You observe each villager's fishing effort and total payoff:\n" + _table(
+            rows, me
+        )
+    else:  # a sample of peers, then oneself
+        observed = (
+            "You observe the fishing effort and total payoff of a few other villagers, and your own:\n"
+            + _table([*rows, own], me)
+        )
+    hint = ""
+    if model.universalization_hint:
+        safe = model.stock / (2 * len(model.living()) or 1)
+        hint = (
+            f"\nIf every villager catches more than {safe:.1f} fish today, "
+            "there will be fewer fish in the lake next time."
+        )
+    return {
+        "norms_text": intro + "\n\n" + "\n".join(norms),
+        "and_policy": " and the community policy" if model.group_decision else "",
+        "observed_text": observed,
+        "lake_text": f"The lake currently holds about {model.stock:.0f} fish.",
+        "hint_text": hint,
+    }
+
+
+def proposals_text(options: tuple[str, ...]) -> str:
+    return "\n".join(f'- "{o}"' for o in options)

@@ -1,0 +1,155 @@
+"""Paper 001's claims about Port of Mars with rule players (``mesa-dilemmas reproduce``)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+from mesa_dilemmas.analysis.reproduction import (
+    Claim,
+    Experiment,
+    Verdict,
+    direction,
+    fmt,
+    p_text,
+    read_runs,
+)
+
+EXPERIMENTS = [
+    Experiment("pom_svo", "port_of_mars/svo_rule_based", tiny=["replications=3"], quick=["replications=80"]),
+    Experiment("pom_culture", "port_of_mars/cultural_groups", tiny=["replications=3"], quick=["replications=80"]),
+    Experiment("pom_comm", "port_of_mars/communication", tiny=["replications=3"], quick=["replications=80"]),
+]  # fmt: skip
+
+
+def _seats(run_dir: Path) -> pd.DataFrame:
+    """One row per seat and game: label, points, coins to health, dirty taken / opportunities."""
+    runs = read_runs(run_dir)
+    rows = []
+    for i in range(5):
+        part = runs[["RunId", "survived", *(c for c in ("meeting",) if c in runs)]].copy()
+        for field in ("label", "points", "health_coins", "dirty_taken", "dirty_opportunities"):
+            part[field] = runs[f"seat{i}_{field}"]
+        rows.append(part)
+    seats = pd.concat(rows, ignore_index=True)
+    seats["angle"] = pd.to_numeric(seats["label"].str.removeprefix("svo"), errors="coerce")
+    return seats
+
+
+
+def judge_pom_health(run_dir: Path) -> Verdict:
+    seats = _seats(run_dir)
+    rho, p = stats.spearmanr(seats["angle"], seats["health_coins"])
+    means = seats.groupby("angle")["health_coins"].mean()
+    return Verdict(
+        "coins to port health per game by SVO: "
+        + ", ".join(f"{a:g}: {v:.1f}" for a, v in means.items()),
+        f"Spearman over {len(seats)} seats, rho={fmt(rho)}, {p_text(p)}",
+        direction(float(rho), float(p)),
+    )
+
+
+
+def judge_pom_dirty(run_dir: Path) -> Verdict:
+    seats = _seats(run_dir)
+    pooled = seats.groupby("angle")[["dirty_taken", "dirty_opportunities"]].sum()
+    share = pooled["dirty_taken"] / pooled["dirty_opportunities"].where(
+        pooled["dirty_opportunities"] > 0
+    )
+    per_seat = seats["dirty_taken"] / seats["dirty_opportunities"].where(
+        seats["dirty_opportunities"] > 0
+    )
+    ok = per_seat.notna()
+    rho, p = stats.spearmanr(seats.loc[ok, "angle"], per_seat[ok])
+    return Verdict(
+        "% dirty by SVO: " + ", ".join(f"{a:g}: {v:.0%}" for a, v in share.items()),
+        f"Spearman of angle and each seat's dirty share, rho={fmt(rho)}, {p_text(p)}",
+        direction(-float(rho), float(p)),
+    )
+
+
+
+def judge_pom_points(run_dir: Path) -> Verdict:
+    seats = _seats(run_dir)
+    alive = seats[seats["survived"].astype(bool)]
+    rho, p = stats.spearmanr(alive["angle"], alive["points"])
+    means = alive.groupby("angle")["points"].mean()
+    return Verdict(
+        "points in surviving games by SVO: "
+        + ", ".join(f"{a:g}: {v:.1f}" for a, v in means.items()),
+        f"Spearman over {len(alive)} seats of surviving games, rho={fmt(rho)}, {p_text(p)}",
+        direction(-float(rho), float(p)),
+    )
+
+
+
+def judge_pom_survival(run_dir: Path) -> Verdict:
+    runs = read_runs(run_dir)
+    k, n = int(runs["survived"].astype(bool).sum()), len(runs)
+    ci = stats.binomtest(k, n).proportion_ci()
+    inside = ci.low <= 0.81 <= ci.high
+    status = "reproduced" if inside else "partly" if abs(k / n - 0.81) <= 0.10 else "not reproduced"
+    return Verdict(f"survival {k}/{n} = {k / n:.0%} (paper's LLM players: 81%)", "exact binomial 95% CI contains 81%",
+                   status, f"95% CI {ci.low:.0%}-{ci.high:.0%}")  # fmt: skip
+
+
+
+PAPER_DIRTY_RANK = ["hierarchical-individualist", "egalitarian-individualist",
+                    "hierarchical-communitarian", "egalitarian-communitarian"]  # fmt: skip
+
+
+
+def judge_pom_culture_dirty(run_dir: Path) -> Verdict:
+    seats = _seats(run_dir)
+    pooled = seats.groupby("label")[["dirty_taken", "dirty_opportunities"]].sum()
+    share = (pooled["dirty_taken"] / pooled["dirty_opportunities"]).reindex(PAPER_DIRTY_RANK)
+    ours = list(share.sort_values(ascending=False).index)
+    tau, p = stats.kendalltau(range(4), [ours.index(g) for g in PAPER_DIRTY_RANK])
+    status = "reproduced" if ours == PAPER_DIRTY_RANK else "partly" if tau > 0 else "not reproduced"
+    return Verdict(
+        "% dirty: "
+        + ", ".join(
+            f"{g.split('-')[0][0].upper()}{g.split('-')[1][0].upper()} {v:.0%}"
+            for g, v in share.items()
+        ),
+        f"ranking against the paper's HI > EI > HC > EC, Kendall tau={fmt(tau)}",
+        status,
+    )
+
+
+
+def judge_pom_communication(run_dir: Path) -> Verdict:
+    seats = _seats(run_dir)
+    seats["meeting"] = seats["meeting"].astype(bool)
+    parts, lower, significant = [], [], []
+    for angle, cell in seats.groupby("angle"):
+        on, off = cell[cell["meeting"]]["health_coins"], cell[~cell["meeting"]]["health_coins"]
+        p = float(stats.mannwhitneyu(on, off, alternative="greater").pvalue)
+        parts.append(f"{angle:g}: {on.mean():.1f} vs {off.mean():.1f} ({p_text(p)})")
+        lower.append(off.mean() < on.mean())
+        significant.append(p < 0.05)
+    status = ("reproduced" if all(lower) and sum(significant) >= len(significant) - 2
+              else "partly" if sum(lower) > len(lower) / 2 else "not reproduced")  # fmt: skip
+    runs = read_runs(run_dir)
+    surv = runs.groupby(runs["meeting"].astype(bool))["survived"].mean()
+    return Verdict(
+        "coins to health per game with vs without the meeting: "
+        + "; ".join(parts)
+        + f"; survival {surv.get(True, math.nan):.0%} vs {surv.get(False, math.nan):.0%}",
+        "one-sided Mann-Whitney per angle (the paper finds the drop significant at 3 of 5 angles)",
+        status,
+    )
+
+
+
+CLAIMS = [
+    Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles put more coins into port health", "pom_svo", judge_pom_health),
+    Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles buy fewer dirty accomplishments", "pom_svo", judge_pom_dirty),
+    Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles score fewer points in surviving games", "pom_svo", judge_pom_points),
+    Claim("001", "Sec. 4.2", "About four in five games with SVO-varied players survive (LLM players: 81%)", "pom_svo", judge_pom_survival),
+    Claim("001", "Sec. 4.1, Table 1", "Dirty-accomplishment use ranks hierarchical-individualist > egalitarian-individualist > hierarchical-communitarian > egalitarian-communitarian", "pom_culture", judge_pom_culture_dirty),
+    Claim("001", "Sec. 4.3, Fig. 3", "Without the meeting, players spend less on port health at every SVO angle", "pom_comm", judge_pom_communication),
+]  # fmt: skip

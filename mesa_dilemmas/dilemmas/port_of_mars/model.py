@@ -1,0 +1,855 @@
+"""Port of Mars (paper 001; Janssen et al. 2020) as a Mesa model: complete rules, any players.
+
+Five players -- Curator, Entrepreneur, Pioneer, Politician, Researcher -- keep a
+shared port alive while racing for points.  Everything a player reads uses the
+paper's names: **coins** (time blocks), **port health** (system health),
+**resources** (influence), **events** and **accomplishments** (cards).
+
+A round (``step()``) runs these phases, in the paper's order plus the two
+bookkeeping phases of the online game:
+
+``new_round``
+    Coins reset to 10 (they never carry over), hands refill to 3 from each
+    role's own deck, then wear and tear: port health -25.
+``events``
+    Not in round 1 (online game; ``events_in_first_round`` changes it).  Running
+    Sandstorms hit again, then 1, 2 or 3 new events are drawn depending on the
+    port health after wear (>= 65: one, >= 35: two, below: three) and resolved in
+    turn, with their votes and choices (``port_of_mars.vote``, ``port_of_mars.event_choice``,
+    ``port_of_mars.keep_resources``); see :mod:`.port_of_mars_events`.
+``meeting``
+    The meeting writer (population role ``meeting``; ``meeting_writer = "rule" | "llm"``)
+    writes the conversation in one call and each player's notes in a second; the next round
+    carries the notes, not the transcript (:mod:`.port_of_mars_meeting`).  Skipped when
+    ``meeting=False`` or a Solar Flare silences the round.
+``planning``
+    Health plan (``port_of_mars.health_plan``) and accomplishment goal (``port_of_mars.goal_plan``).
+``investment``
+    ``port_of_mars.invest``: coins split between port health (1 coin per point, 2 under
+    Difficult Conditions) and resources at the role's prices (specialty 2, two
+    others 3, two only by trade; events change this).  Resources arrive at once,
+    port health is credited at the end of the round.
+``trading``
+    ``port_of_mars.trade_offer`` (all at once) then ``port_of_mars.trade_accept`` (each recipient in
+    turn, offers in random order); executed atomically after re-checking both
+    sides.  Skipped under Markets Closed or Solar Flare.
+``purchase``
+    ``port_of_mars.purchase``: buy any affordable accomplishments in hand; points at once,
+    the port-health cost of "dirty" ones is booked for the end of the round.
+``discard``
+    ``port_of_mars.discard``: return unwanted accomplishments under the deck.
+``end_round``
+    Port health += booked investments - dirty costs (clamped to 0..100).  Port
+    health at 0 at any phase boundary collapses the port: the game ends for
+    everyone, nobody wins and final points are 0.  After the last round (9, or a
+    hidden random 8..12 with ``random_rounds``) the game ends in survival and the
+    players with the most points win (ties: all of them).
+
+Choices where the sources disagree or the online game is ambiguous/buggy
+(also in ``docs/port_of_mars.md``):
+
+* Role costs default to the online implementation; ``role_table="paper"`` gives
+  the Politician Culture/Legacy at 3 as in the paper's Appendix A.
+* The online game skips the final round's port-health settlement; we settle it
+  by default (``settle_final_round``) so a dirty accomplishment in the last round
+  is not free and "survival" means port health > 0 after the last round.
+* The event deck is drawn without replacement and reshuffled in full when empty
+  (the online game's pointer walk skips cards by a quirk).
+* Health plans are not binding rules: the plan is shown to the player when it
+  invests (and is the investment's fallback); the investment is what counts.
+* An offer whose sender no longer holds the offered resources (because of an
+  earlier accepted trade) is cancelled without asking the recipient.
+* Trade offers per player and trade rounds are parameters (paper: one offer per
+  player per round; the online game has free-form trading for three minutes).
+* Event-specific choices are listed in :mod:`.port_of_mars_events`.
+
+* Personal Gain: a "yes" gives 6 coins and costs 6 port health, applied before any other
+  event of the round; Bonding Through Adversity: every player gains 1 unit of a resource of
+  its choice (the online game's data; the rule player picks the unit its goal misses most).
+
+Leadership (paper Sec. 4.4) only changes what each player is told (see
+:meth:`PortOfMarsModel.leadership_info` and ``port_of_mars_prompts/parts/leadership.toml``),
+never the rules.
+
+Players: ``preset`` picks the personas (SVO angles, cultural groups, trait sets or
+the online game's bot); ``players`` (a scenario's ``[population]``) says who plays each seat
+and who writes the meeting; the shorthands ``policy_factory`` (``"rule"``,
+``"reference_bot"``, ``"random"`` or ``"module:callable"``), ``llm_players = N`` (the first N
+seats on the model ``llm``) and ``meeting_writer = "llm"`` expand into a population.
+``set_policies`` replaces the policies after construction (scripted play).
+
+What a player reads: the observation (:meth:`PortOfMarsModel.observe`) plus two texts the
+game renders into it for LLM players (:mod:`.port_of_mars_text`); the templates per decision
+kind are data in ``port_of_mars_prompts/``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal
+
+from mesa import DataCollector
+from pydantic import Field
+
+from mesa_dilemmas.agents.base import DilemmaAgent
+from mesa_dilemmas.agents.decisions import (
+    ChoiceSpec,
+    ListSpec,
+    NumberSpec,
+)
+from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.agents.population import Group, Population, population_table
+from mesa_dilemmas.dilemmas.base import DilemmaModel
+from mesa_dilemmas.dilemmas.port_of_mars import text
+from mesa_dilemmas.dilemmas.port_of_mars.cards import (
+    RESOURCES,
+    ROLES,
+    Accomplishment,
+    AccomplishmentDeck,
+    EventCard,
+    EventDeck,
+    RoleSpec,
+    bundle_text,
+    role_specs,
+)
+from mesa_dilemmas.dilemmas.port_of_mars.events import (
+    RoundEffects,
+    apply_ongoing,
+    resolve_deferred,
+    resolve_event,
+)
+from mesa_dilemmas.dilemmas.port_of_mars.meeting import run_meeting
+from mesa_dilemmas.dilemmas.port_of_mars.metrics import Metrics
+from mesa_dilemmas.dilemmas.port_of_mars.observe import Observations
+from mesa_dilemmas.dilemmas.port_of_mars.prompts import PROMPTS_DIR
+from mesa_dilemmas.dilemmas.port_of_mars.specs import budget_spec
+from mesa_dilemmas.dilemmas.port_of_mars.trade import (
+    TradeOffer,
+    execute,
+    offer_spec,
+)
+
+Preset = Literal["svo", "cultural", "traits", "reference_bot"]
+CulturalGroup = Literal[
+    "hierarchical-individualist",
+    "hierarchical-communitarian",
+    "egalitarian-individualist",
+    "egalitarian-communitarian",
+    "random",
+]
+Trait = Literal["cooperative", "selfish", "random"]
+Leadership = Literal["none", "vanilla", "announce", "unaware"]
+
+
+@dataclass
+class PomPlayer:
+    """One seat's game state and running statistics (the Mesa agent holds persona and policy)."""
+
+    seat: int
+    role: str
+    label: str
+    deck: AccomplishmentDeck
+    hand: list[Accomplishment] = field(default_factory=list)
+    purchased: list[Accomplishment] = field(default_factory=list)
+    resources: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESOURCES, 0))
+    coins: int = 0
+    points: int = 0
+    goal: str | None = None
+    health_plan: int | None = None
+    # this round
+    health_coins_round: int = 0
+    health_units_round: int = 0
+    dirty_cost_round: int = 0
+    dirty_cards_round: int = 0
+    bought_round: dict[str, int] = field(default_factory=dict)
+    # whole game
+    health_coins_total: int = 0
+    health_coins_by_round: list[int] = field(default_factory=list)
+    resources_bought_total: int = 0
+    cards_bought: int = 0
+    cards_returned: int = 0
+    dirty_cards_bought: int = 0
+    dirty_health_cost: int = 0
+    dirty_taken: int = 0
+    dirty_opportunities: int = 0
+    personal_gain_yes: int = 0
+    trades_proposed: Counter = field(default_factory=Counter)
+    trades_accepted: Counter = field(default_factory=Counter)
+    trades_received: int = 0
+    trades_received_accepted: int = 0
+    trades_received_rejected: int = 0
+
+    def hand_card(self, name: str) -> Accomplishment | None:
+        return next((c for c in self.hand if c.name == name), None)
+
+    def missing_for(self, card: Accomplishment) -> dict[str, int]:
+        return {r: n - self.resources[r] for r, n in card.cost if self.resources[r] < n}
+
+
+class PortOfMarsModel(Observations, Metrics, DilemmaModel):
+    """Port of Mars with five players whose decisions all go through the decision broker."""
+
+    GAME: ClassVar[str] = "port_of_mars"
+    #: the prompt templates of LLM players (registered as ``port_of_mars.<kind>``)
+    PROMPTS_DIR: ClassVar[Any] = PROMPTS_DIR
+    PHASES: ClassVar[tuple[str, ...]] = (
+        "new_round",
+        "events",
+        "meeting",
+        "planning",
+        "investment",
+        "trading",
+        "purchase",
+        "discard",
+        "end_round",
+    )
+    N_PLAYERS: ClassVar[int] = 5
+    POPULATION_ROLES: ClassVar[tuple[str, ...]] = ("meeting",)
+    #: per-seat reporters (``agents.parquet``), named apart from every model reporter
+    AGENT_REPORTERS: ClassVar[dict[str, Any]] = {
+        "player_role": lambda a: a.model.players[a.slot].role,
+        "player_label": lambda a: a.model.players[a.slot].label,
+        "player_points": lambda a: a.model.players[a.slot].points,
+        "player_health_coins_round": lambda a: a.model.players[a.slot].health_coins_round,
+        "player_health_coins_total": lambda a: a.model.players[a.slot].health_coins_total,
+        "player_resources_held": lambda a: sum(a.model.players[a.slot].resources.values()),
+        "player_dirty_cards": lambda a: a.model.players[a.slot].dirty_cards_bought,
+    }
+    COINS_PER_ROUND: ClassVar[int] = 10
+    START_HEALTH: ClassVar[int] = 100
+    MAX_HEALTH: ClassVar[int] = 100
+    WEAR: ClassVar[int] = 25
+    #: port health thresholds (after wear) for 2 and 3 events
+    TWO_EVENTS_BELOW: ClassVar[int] = 65
+    THREE_EVENTS_BELOW: ClassVar[int] = 35
+    HAND_SIZE: ClassVar[int] = 3
+    HEALTH_COIN_COST: ClassVar[int] = 1
+    #: the per-run metrics a batch summary aggregates (mean, sem per grid cell)
+    RUN_METRICS: ClassVar[tuple[str, ...]] = (
+        "survived",
+        "collapse_round",
+        "port_health",
+        "final_points_mean",
+        "points_mean",
+        "gini_points",
+        "health_coins_total",
+        "pct_dirty",
+        "dirty_cards_total",
+        "events_drawn_total",
+        "trades_proposed",
+        "trades_accepted",
+        "trades_proposed_fair",
+        "trades_proposed_generous",
+        "trades_proposed_selfish",
+        "n_winners",
+        "meetings_held",
+        "meeting_fallbacks",
+    )
+
+    def __init__(
+        self,
+        *,
+        n_rounds: Annotated[int, Field(ge=1, le=30)] = 9,
+        random_rounds: bool = False,
+        min_rounds: Annotated[int, Field(ge=1, le=30)] = 8,
+        max_rounds: Annotated[int, Field(ge=1, le=30)] = 12,
+        preset: Preset = "svo",
+        svo_angles: Annotated[Sequence[float], Field(min_length=5, max_length=5)] = (
+            -15.0,
+            0.0,
+            15.0,
+            30.0,
+            60.0,
+        ),
+        cultural_groups: Annotated[Sequence[CulturalGroup], Field(min_length=5, max_length=5)] = (
+            "hierarchical-individualist",
+            "hierarchical-communitarian",
+            "egalitarian-individualist",
+            "egalitarian-communitarian",
+            "random",
+        ),
+        traits: Annotated[Sequence[Trait], Field(min_length=5, max_length=5)] = (
+            "cooperative",
+            "selfish",
+            "cooperative",
+            "selfish",
+            "random",
+        ),
+        roles: Annotated[Sequence[str], Field(max_length=5)] = (),
+        meeting: bool = True,
+        meeting_writer: Literal["rule", "llm"] = "rule",
+        meeting_chars: Annotated[int, Field(ge=200, le=1000)] = 900,
+        summary_chars: Annotated[int, Field(ge=40, le=400)] = 240,
+        meeting_turns: Annotated[int, Field(ge=0, le=3)] = 0,
+        leadership: Leadership = "none",
+        leader_seat: Annotated[int, Field(ge=-1, le=4)] = -1,
+        events_in_first_round: bool = False,
+        settle_final_round: bool = True,
+        life_as_usual_copies: Annotated[int, Field(ge=0, le=60)] = 12,
+        role_table: Literal["online", "paper"] = "online",
+        max_offers: Annotated[int, Field(ge=0, le=5)] = 1,
+        trade_rounds: Annotated[int, Field(ge=0, le=5)] = 1,
+        players: Population | None = None,
+        policy_factory: str = "rule",
+        llm_players: Annotated[int, Field(ge=0, le=5)] = 0,
+        llm: str = "local",
+        rng: Any = None,
+        narrator: Policy | None = None,
+    ) -> None:
+        from mesa_dilemmas.dilemmas.port_of_mars import players as players_mod
+
+        super().__init__(rng=rng, narrator=narrator)
+        self.population = self.population_from_params(
+            {
+                "players": players,
+                "policy_factory": policy_factory,
+                "llm_players": llm_players,
+                "llm": llm,
+                "meeting": meeting,
+                "meeting_writer": meeting_writer,
+            }
+        )
+        self.meeting_chars = meeting_chars
+        self.summary_chars = summary_chars
+        self.meeting_turns = meeting_turns
+        #: render the player texts for rule seats too (tests, inspection); LLM seats always get them
+        self.texts_for_all = False
+        self.meetings_held = 0
+        self.meeting_fallbacks = 0
+        writer = self.population.roles.get("meeting")
+        #: the writer states offers and needs as data only when it is a rule writer
+        self.meeting_market = writer is None or writer.kind == "rule"
+        if meeting and self.broker.narrator is None:
+            self.broker.narrator = self.population.build(
+                self.population.roles.get("meeting"),
+                model=self,
+                seat=None,
+                persona=Persona(),
+                rules=players_mod.MEETING_WRITERS,
+            )
+            self.broker.narrator.bind(None)
+        if min_rounds > max_rounds:
+            raise ValueError(f"min_rounds ({min_rounds}) > max_rounds ({max_rounds})")
+        self.random_rounds = random_rounds
+        self.n_rounds_total = (
+            int(self.rng.integers(min_rounds, max_rounds + 1)) if random_rounds else n_rounds
+        )
+        self.preset = preset
+        self.meeting = meeting
+        self.leadership = leadership
+        self.events_in_first_round = events_in_first_round
+        self.settle_final_round = settle_final_round
+        self.max_offers = max_offers
+        self.trade_rounds = trade_rounds
+        self.role_table = role_table
+        self.specs: dict[str, RoleSpec] = role_specs(role_table)
+
+        personas = players_mod.preset_personas(
+            preset,
+            svo_angles=list(svo_angles),
+            cultural_groups=list(cultural_groups),
+            traits=list(traits),
+            rng=self.rng,
+        )
+        if roles:
+            if sorted(roles) != sorted(ROLES):
+                raise ValueError(f"roles must be a permutation of {list(ROLES)}, got {list(roles)}")
+            self.roles = list(roles)
+        else:
+            self.roles = [ROLES[i] for i in self.rng.permutation(len(ROLES))]
+
+        self.event_deck = EventDeck(self.rng, {"lifeAsUsual": life_as_usual_copies})
+        self.health = self.START_HEALTH
+        self.health_after_wear = self.START_HEALTH
+        self.players: list[PomPlayer] = []
+        self.seats: list[DilemmaAgent] = []
+        seat_groups = self.population.assign(self.N_PLAYERS, self.rng)
+        for seat, (role, persona) in enumerate(zip(self.roles, personas, strict=True)):
+            group = seat_groups[seat]
+            persona = self.population.persona_for(group, persona)
+            policy = self.population.build(
+                group, model=self, seat=seat, persona=persona, rules=players_mod.RULE_PLAYERS
+            )
+            agent = DilemmaAgent(self, policy, persona)
+            agent.slot = seat
+            self.seats.append(agent)
+            p = PomPlayer(
+                seat=seat,
+                role=role,
+                label=players_mod.persona_label(persona),
+                deck=AccomplishmentDeck(role, self.rng),
+            )
+            self.players.append(p)
+            self.draw_cards(p, self.HAND_SIZE)
+
+        if leadership != "none":
+            self.leader: int | None = (
+                leader_seat if leader_seat >= 0 else int(self.rng.integers(self.N_PLAYERS))
+            )
+        else:
+            self.leader = None
+
+        # round state
+        self.effects = RoundEffects()
+        self.ongoing: list[list[Any]] = []
+        self.pending_forced: list[int] = []
+        self.extra_draws = 0
+        self.events_round: list[EventCard] = []
+        self.ongoing_shown: list[dict[str, Any]] = []
+        self.n_events = 0
+        self.meeting_held = False
+        self.meeting_conversation: str | None = None
+        #: port health when this round's meeting sat (after wear and events, before investment)
+        self.meeting_health = self.START_HEALTH
+        self.meeting_summaries: dict[str, str] = {}
+        self.pledges: dict[str, int] | None = None
+        self.market: dict[str, dict[str, list[str]]] | None = None
+        self.round_offers: list[TradeOffer] = []
+        self.last_round: dict[str, Any] | None = None
+        # game record
+        self.collapsed = False
+        self.collapse_round: int | None = None
+        self.game_over = False
+        self.survived = False
+        self.winners: list[int] = []
+        self.event_counts: Counter = Counter()
+        self.events_drawn_total = 0
+        self.trades: list[TradeOffer] = []
+        self.health_history: list[int] = []
+
+        self.datacollector = DataCollector(
+            model_reporters=self._model_reporters(),
+            agent_reporters=dict(self.AGENT_REPORTERS),
+        )
+        self.datacollector.collect(self)
+
+    @classmethod
+    def population_from_params(cls, params: dict[str, Any]) -> Population:
+        """``players`` (a population), or the shorthands: ``policy_factory`` for every seat (a
+        rule player's name, or ``"module:callable"``), ``llm_players = N`` for seats 0..N-1 on
+        ``llm``.  The meeting writer is the population's ``roles.meeting`` if it names one, else
+        ``meeting_writer``: ``"rule"`` (the default, whoever plays) or ``"llm"`` (the model
+        ``llm``)."""
+        players = population_table(params.get("players"))
+        factory = params.get("policy_factory", "rule")
+        n_llm = params.get("llm_players", 0)
+        writer = params.get("meeting_writer", "rule")
+        if writer not in ("rule", "llm"):
+            raise ValueError(f"meeting_writer: expected 'rule' or 'llm', got {writer!r}")
+        shorthand = n_llm or factory != "rule"
+        if shorthand and players.groups:
+            raise ValueError("players: give either a population or llm_players/policy_factory")
+        groups = list(players.groups)
+        if n_llm:
+            groups.append(Group(llm=params.get("llm", "local"), seats=list(range(n_llm))))
+        if n_llm < cls.N_PLAYERS and factory != "rule":
+            kind = "factory" if ":" in factory else "rule"
+            groups.append(Group(**{kind: factory}, seats=list(range(n_llm, cls.N_PLAYERS))))
+        roles = dict(players.roles)
+        if "meeting" not in roles and params.get("meeting", True):
+            roles["meeting"] = (
+                Group(llm=params.get("llm", "local")) if writer == "llm" else Group(rule="rule")
+            )
+        return Population(groups=groups, placement=players.placement, roles=roles)
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> None:
+        cls.population_from_params(params).check(cls.N_PLAYERS, roles=cls.POPULATION_ROLES)
+
+    # -- rules helpers ----------------------------------------------------
+    def role_spec(self, seat: int) -> RoleSpec:
+        return self.specs[self.roles[seat]]
+
+    def health_cost(self) -> int:
+        """Coins per point of port health this round."""
+        return self.HEALTH_COIN_COST * self.effects.health_cost_factor
+
+    def coin_costs(self, seat: int) -> dict[str, int]:
+        """This round's coin price of every resource the seat can buy (events applied)."""
+        from mesa_dilemmas.dilemmas.port_of_mars.events import INTERDISCIPLINARY_COST
+
+        spec = self.role_spec(seat)
+        costs = {r: c for r, c in spec.costs.items() if c is not None}
+        if self.effects.interdisciplinary:
+            for r in spec.trade_only:
+                costs[r] = INTERDISCIPLINARY_COST
+        if self.effects.stymied:
+            costs.pop(spec.specialty, None)
+        return {r: costs[r] for r in RESOURCES if r in costs}
+
+    def events_count(self, health: int) -> int:
+        if health < self.THREE_EVENTS_BELOW:
+            return 3
+        if health < self.TWO_EVENTS_BELOW:
+            return 2
+        return 1
+
+    def change_health(self, delta: int) -> None:
+        self.health = int(min(self.MAX_HEALTH, max(0, self.health + delta)))
+
+    def draw_cards(self, p: PomPlayer, n: int) -> None:
+        for _ in range(n):
+            card = p.deck.draw()
+            if card is None:
+                break
+            p.hand.append(card)
+
+    def refill_hand(self, p: PomPlayer) -> None:
+        self.draw_cards(p, self.HAND_SIZE - len(p.hand))
+
+    def return_hand(self, p: PomPlayer) -> None:
+        for card in p.hand:
+            p.deck.put_bottom(card)
+        p.hand = []
+        p.goal = None
+
+    def set_policies(self, policies: Sequence[Policy]) -> None:
+        """Replace the seats' policies (scripted play, tests, mixing policy kinds)."""
+        if len(policies) != self.N_PLAYERS:
+            raise ValueError(f"need {self.N_PLAYERS} policies, got {len(policies)}")
+        for agent, policy in zip(self.seats, policies, strict=True):
+            agent.policy = policy
+            policy.bind(agent)
+
+    def _collapse(self) -> None:
+        self.collapsed = True
+        self.collapse_round = self.round
+        self.game_over = True
+        self.survived = False
+        self.winners = []
+        self.running = False
+
+    # -- phases -----------------------------------------------------------
+    def phase_new_round(self) -> None:
+        """Reset coins and round effects, refill hands, apply wear and tear."""
+        self.effects = RoundEffects()
+        self.events_round = []
+        self.ongoing_shown = []
+        self.extra_draws = 0
+        self.pending_forced = []
+        self.n_events = 0
+        self.meeting_held = False
+        self.meeting_conversation = None
+        self.meeting_summaries = {}
+        self.pledges = None
+        self.market = None
+        self.round_offers = []
+        for p in self.players:
+            p.coins = self.COINS_PER_ROUND
+            p.health_plan = None
+            p.health_coins_round = 0
+            p.health_units_round = 0
+            p.dirty_cost_round = 0
+            p.dirty_cards_round = 0
+            p.bought_round = {}
+            if self.round > 1:
+                self.refill_hand(p)
+            if p.goal is not None and p.hand_card(p.goal) is None:
+                p.goal = None
+        self.change_health(-self.WEAR)
+        self.health_after_wear = self.health
+        if self.health <= 0:
+            self._collapse()
+
+    def phase_events(self) -> None:
+        """Sandstorm repeats, then 1-3 new events (plus Murphy's Law extras), then deferred effects."""
+        if self.round == 1 and not self.events_in_first_round:
+            return
+        self.n_events = self.events_count(self.health)
+        self.ongoing_shown = apply_ongoing(self)
+        to_draw = self.n_events
+        while to_draw > 0 and self.health > 0:  # a collapsed port asks nobody anything
+            card = self.event_deck.draw()
+            self.events_round.append(card)
+            self.event_counts[card.id] += 1
+            self.events_drawn_total += 1
+            resolve_event(self, card)
+            to_draw -= 1
+            to_draw += self.extra_draws
+            self.extra_draws = 0
+        if self.health > 0:
+            resolve_deferred(self)
+        for p in self.players:
+            if p.goal is not None and p.hand_card(p.goal) is None:
+                p.goal = None
+        if self.health <= 0:
+            self._collapse()
+
+    def phase_meeting(self) -> None:
+        """The round's planning meeting (:mod:`.port_of_mars_meeting`), unless off or silenced."""
+        self.meeting_health = self.health
+        if not self.meeting or self.effects.chat_closed or self.broker.narrator is None:
+            return
+        run_meeting(self)
+
+    def phase_planning(self) -> None:
+        """Health plans, then accomplishment goals (each phase's decisions asked at once)."""
+        decisions, who = [], []
+        for p in self.players:
+            if p.seat in self.effects.forced_full_health or p.coins <= 0:
+                p.health_plan = p.coins if p.seat in self.effects.forced_full_health else 0
+                continue
+            who.append(p)
+            decisions.append(
+                self.decision(
+                    p.seat,
+                    "port_of_mars.health_plan",
+                    NumberSpec(0, p.coins, integer=True),
+                    p.coins // 2,
+                )
+            )
+        for p, plan in zip(who, self.ask_all(decisions), strict=True):
+            p.health_plan = int(plan)
+
+        decisions, who = [], []
+        for p in self.players:
+            if not p.hand:
+                p.goal = None
+                continue
+            names = tuple(dict.fromkeys(c.name for c in p.hand))
+            fallback = p.goal if p.goal in names else names[0]
+            question = (
+                f" You are working towards {p.goal}: keep it, or switch to another card."
+                if p.goal in names
+                else ""
+            )
+            who.append(p)
+            decisions.append(
+                self.decision(
+                    p.seat,
+                    "port_of_mars.goal_plan",
+                    ChoiceSpec(names),
+                    fallback,
+                    goal_question=question,
+                )
+            )
+        for p, goal in zip(who, self.ask_all(decisions), strict=True):
+            p.goal = goal
+
+    def invest_fallback(self, p: PomPlayer, costs: dict[str, int]) -> dict[str, int]:
+        """The plan's coins to port health, the rest to the cheapest resource the seat can buy."""
+        hc = costs["port_health"]
+        units = min(p.health_plan if p.health_plan is not None else p.coins // 2, p.coins) // hc
+        out = {"port_health": units}
+        left = p.coins - units * hc
+        buyable = {r: c for r, c in costs.items() if r != "port_health"}
+        if buyable:
+            spec = self.role_spec(p.seat).specialty
+            r = spec if spec in buyable else min(buyable, key=lambda k: (buyable[k], k))
+            if left // buyable[r]:
+                out[r] = left // buyable[r]
+        return out
+
+    def phase_investment(self) -> None:
+        """Coins to port health (credited at round end) and to resources (credited now)."""
+        decisions, who, all_costs = [], [], []
+        hc = self.health_cost()
+        for p in self.players:
+            if p.coins <= 0:
+                continue
+            if p.seat in self.effects.forced_full_health:
+                units = p.coins // hc
+                self._apply_investment(p, {"port_health": units}, {"port_health": hc})
+                continue
+            costs = {"port_health": hc, **self.coin_costs(p.seat)}
+            who.append(p)
+            all_costs.append(costs)
+            decisions.append(
+                self.decision(
+                    p.seat,
+                    "port_of_mars.invest",
+                    budget_spec(costs, p.coins),
+                    self.invest_fallback(p, costs),
+                )
+            )
+        for p, costs, alloc in zip(who, all_costs, self.ask_all(decisions), strict=True):
+            self._apply_investment(p, alloc, costs)
+
+    def _apply_investment(self, p: PomPlayer, alloc: dict[str, int], costs: dict[str, int]) -> None:
+        spent = sum(costs[k] * int(v or 0) for k, v in alloc.items())
+        if spent > p.coins:  # a spec guarantees this; forced investments are computed in range
+            raise AssertionError(f"{p.role} spends {spent} coins but has {p.coins}")
+        units = int(alloc.get("port_health") or 0)
+        p.coins -= spent
+        p.health_units_round += units
+        p.health_coins_round += units * costs["port_health"]
+        for r in RESOURCES:
+            n = int(alloc.get(r) or 0)
+            if n:
+                p.resources[r] += n
+                p.bought_round[r] = p.bought_round.get(r, 0) + n
+                p.resources_bought_total += n
+
+    def phase_trading(self) -> None:
+        """Offers from everyone at once, then each recipient answers in turn (random order)."""
+        if self.effects.trade_closed or self.max_offers == 0:
+            return
+        for _ in range(self.trade_rounds):
+            decisions = []
+            for p in self.players:
+                partners = [r for r in self.roles if r != p.role]
+                spec = ListSpec(offer_spec(partners, p.resources), max_items=self.max_offers)
+                decisions.append(
+                    self.decision(
+                        p.seat,
+                        "port_of_mars.trade_offer",
+                        spec,
+                        [],
+                        partners=", ".join(partners),
+                        holdings=bundle_text(p.resources),
+                    )
+                )
+            offers: list[TradeOffer] = []
+            for p, answer in zip(self.players, self.ask_all(decisions), strict=True):
+                for item in answer:
+                    offer = TradeOffer(
+                        sender=p.seat,
+                        recipient=self.roles.index(item["to"]),
+                        give=item["give"],
+                        receive=item["receive"],
+                        round=self.round,
+                    )
+                    p.trades_proposed[offer.kind] += 1
+                    offers.append(offer)
+            inventories = [p.resources for p in self.players]
+            for i in self.rng.permutation(len(offers)):
+                offer = offers[int(i)]
+                sender, recipient = self.players[offer.sender], self.players[offer.recipient]
+                if not all(sender.resources[r] >= n for r, n in offer.give.items()):
+                    offer.status = "failed"
+                else:
+                    recipient.trades_received += 1
+                    answer = self.ask(
+                        self.decision(
+                            recipient.seat,
+                            "port_of_mars.trade_accept",
+                            ChoiceSpec(("yes", "no")),
+                            "no",
+                            offer=offer.public(self.roles),
+                            offer_text=text.offer_text(offer.public(self.roles)),
+                        )
+                    )
+                    if answer == "yes":
+                        offer.status = "accepted" if execute(offer, inventories) else "failed"
+                    else:
+                        offer.status = "rejected"
+                    if offer.status == "accepted":
+                        sender.trades_accepted[offer.kind] += 1
+                        recipient.trades_received_accepted += 1
+                    elif offer.status == "rejected":
+                        recipient.trades_received_rejected += 1
+                self.round_offers.append(offer)
+                self.trades.append(offer)
+            if not offers:
+                break
+
+    def phase_purchase(self) -> None:
+        """Each player buys any affordable accomplishments in hand (dirty ones cost port health)."""
+        decisions, who = [], []
+        for p in self.players:
+            affordable = tuple(dict.fromkeys(c.name for c in p.hand if c.affordable(p.resources)))
+            if not affordable:
+                continue
+            who.append(p)
+            spec = ListSpec(ChoiceSpec(affordable), max_items=len(affordable))
+            decisions.append(
+                self.decision(
+                    p.seat, "port_of_mars.purchase", spec, [], options_text=", ".join(affordable)
+                )
+            )
+        for p, names in zip(who, self.ask_all(decisions), strict=True):
+            had_dirty = any(c.dirty for c in p.hand)
+            took_dirty = False
+            for name in dict.fromkeys(names):
+                card = p.hand_card(name)
+                if card is None or not card.affordable(p.resources):
+                    continue
+                for r, n in card.cost:
+                    p.resources[r] -= n
+                p.hand.remove(card)
+                p.purchased.append(card)
+                p.points += card.points
+                p.cards_bought += 1
+                if card.dirty:
+                    took_dirty = True
+                    p.dirty_cards_bought += 1
+                    p.dirty_cards_round += 1
+                    p.dirty_cost_round += card.health_cost
+                    p.dirty_health_cost += card.health_cost
+                if p.goal == card.name:
+                    p.goal = None
+            if had_dirty:
+                p.dirty_opportunities += 1
+                p.dirty_taken += int(took_dirty)
+
+    def phase_discard(self) -> None:
+        """Players may return unpurchased accomplishments to the bottom of their deck."""
+        decisions, who = [], []
+        for p in self.players:
+            if not p.hand:
+                continue
+            names = tuple(dict.fromkeys(c.name for c in p.hand))
+            who.append(p)
+            decisions.append(
+                self.decision(
+                    p.seat,
+                    "port_of_mars.discard",
+                    ListSpec(ChoiceSpec(names), max_items=len(names)),
+                    [],
+                )
+            )
+        for p, names in zip(who, self.ask_all(decisions), strict=True):
+            for name in dict.fromkeys(names):
+                card = p.hand_card(name)
+                if card is None:
+                    continue
+                p.hand.remove(card)
+                p.deck.put_bottom(card)
+                if p.goal == name:
+                    p.goal = None
+
+    def phase_end_round(self) -> None:
+        """Credit port-health investments, charge dirty accomplishments, check the end."""
+        last = self.round >= self.n_rounds_total
+        invested = sum(p.health_units_round for p in self.players)
+        dirty = sum(p.dirty_cost_round for p in self.players)
+        if not last or self.settle_final_round:
+            self.change_health(invested - dirty)
+        for p in self.players:
+            p.health_coins_total += p.health_coins_round
+            p.health_coins_by_round.append(p.health_coins_round)
+        self.health_history.append(self.health)
+        self.last_round = {
+            "round": self.round,
+            "port_health_coins_total": sum(p.health_coins_round for p in self.players),
+            "port_health_lost_to_accomplishments": dirty,
+            "port_health_at_end": self.health,
+            "events": [e["name"] for e in self.round_events_public()],
+            "trades": [o.public(self.roles) for o in self.round_offers if o.status == "accepted"],
+            "meeting_summaries": dict(self.meeting_summaries),
+        }
+        if self.health <= 0:
+            self._collapse()
+        elif last:
+            self.game_over = True
+            self.survived = True
+            self.running = False
+            best = max(p.points for p in self.players)
+            self.winners = [p.seat for p in self.players if p.points == best]
+
+    def end_of_round(self) -> None:
+        if self.collapsed:
+            # the rounds a collapsed game never played still count as 0 coins to port health
+            for p in self.players:
+                if len(p.health_coins_by_round) < self.round:
+                    p.health_coins_total += p.health_coins_round
+                    p.health_coins_by_round.append(p.health_coins_round)
+            if len(self.health_history) < self.round:
+                self.health_history.append(self.health)
+        super().end_of_round()
+
+
+__all__ = ["PomPlayer", "PortOfMarsModel"]

@@ -1,0 +1,236 @@
+"""What a Port of Mars player reads: the game's words rendered from an observation.
+
+The rules engine hands every decision a plain-data observation (``PortOfMarsModel.observe``);
+rule players read the data, LLM players read the texts this module adds to it:
+
+``briefing``
+    the rules (``port_of_mars_prompts/parts/rules.txt``), the player's role and its prices, its
+    persona (``parts/personas.toml``) and what it is told about leadership
+    (``parts/leadership.toml``) -- the system prompt of every template.
+``situation``
+    this round's state as the player sees it: port health, coins, points, resources, the
+    accomplishments in hand, the goal, the events, the summary of last round carried forward and
+    this round's meeting summary.
+
+Both are pure functions of the observation and the persona, so a template set in a scenario's
+``templates_dir`` can use them or ignore them and build its own text from ``obs[...]``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from mesa_dilemmas.agents.persona import Persona, svo_category
+from mesa_dilemmas.dilemmas.port_of_mars.cards import bundle_text
+from mesa_dilemmas.dilemmas.port_of_mars.prompts import PARTS_DIR
+
+
+@cache
+def part(name: str) -> Any:
+    """A shared prompt piece: ``name.txt`` as text, ``name.toml`` as a table."""
+    txt = PARTS_DIR / f"{name}.txt"
+    if txt.exists():
+        return txt.read_text(encoding="utf-8").strip()
+    return tomllib.loads((PARTS_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+
+
+def cap(resource: str) -> str:
+    return resource.capitalize()
+
+
+def persona_text(persona: Persona | None) -> str:
+    """A Port of Mars persona as second-person sentences (SVO, cultural group or trait set)."""
+    if persona is None:
+        return ""
+    texts = part("personas")
+    parts: list[str] = []
+    if persona.svo_angle is not None:
+        parts.append(
+            texts["svo"].format(
+                angle=f"{persona.svo_angle:g}", category=svo_category(persona.svo_angle)
+            )
+        )
+    if persona.cultural_group:
+        key = persona.cultural_group.strip().lower().replace(" ", "-").replace("_", "-")
+        parts.append(texts["cultural"].get(key, f"Your cultural group: {persona.cultural_group}."))
+    trait_set = persona.extra.get("trait_set") if persona.extra else None
+    if trait_set in texts["traits"]:
+        parts.append(texts["traits"][trait_set])
+    elif persona.traits:
+        parts.append(texts["trait_prefix"].format(traits=", ".join(persona.traits)))
+    if persona.strategy_text:
+        parts.append("Your strategy: " + persona.strategy_text.strip())
+    return " ".join(parts)
+
+
+def leadership_text(info: Mapping[str, Any], variant: str) -> str:
+    """What this player is told about leadership (empty when nothing)."""
+    texts = part("leadership")
+    if info.get("you_are_leader"):
+        return texts.get(f"{variant}_leader", "")
+    if info.get("leader"):
+        return texts.get(f"{variant}_other", "").format(leader=info["leader"])
+    return ""
+
+
+def prices_text(obs: Mapping[str, Any]) -> str:
+    costs = obs["coin_costs"]
+    if not costs:
+        return "nothing this round"
+    parts = [f"{cap(r)} at {c} coin{'s' if c != 1 else ''} a unit" for r, c in costs.items()]
+    hc = obs["port_health_coin_cost"]
+    parts.append(f"port health at {hc} coin{'s' if hc != 1 else ''} a point")
+    return "; ".join(parts)
+
+
+def briefing(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
+    """The system text: rules, role and prices, persona, leadership."""
+    trade_only = obs["trade_only"]
+    out = [
+        part("rules").format(
+            role=obs["role"],
+            two_events_below_minus=rules["two_events_below"] - 1,
+            **rules,
+        ),
+        part("role").format(
+            role=obs["role"],
+            specialty=cap(obs["specialty"]),
+            prices=prices_text(obs),
+            trade_only_text=(
+                "You cannot buy " + " or ".join(cap(r) for r in trade_only) + ": trade for them."
+                if trade_only
+                else "You can buy every resource this round."
+            ),
+        ),
+    ]
+    text = persona_text(persona)
+    if text:
+        out.append(text)
+    lead = leadership_text(obs["leadership"], rules["leadership"])
+    if lead:
+        out.append(lead)
+    return "\n\n".join(out)
+
+
+def card_line(card: Mapping[str, Any]) -> str:
+    harm = f"; HARMS THE PORT: -{card['port_health_cost']} port health" if card.get("dirty") else ""
+    return f"- {card['name']}: needs {bundle_text(card['cost'])}; {card['points']} points{harm}"
+
+
+def events_text(obs: Mapping[str, Any]) -> str:
+    events = obs.get("events") or []
+    if not events:
+        return "No events this round."
+    return "Events this round:\n" + "\n".join(
+        f"- {e['name']}: {e.get('description', '')}".rstrip(": ") for e in events
+    )
+
+
+def last_round_text(obs: Mapping[str, Any]) -> str:
+    """The summary of last round carried forward (never the meeting transcript)."""
+    last = obs.get("last_round")
+    if not last:
+        return ""
+    mine = obs.get("port_health_coins_last_round")
+    lines = [
+        f"Last round (round {last['round']}): the players put {last['port_health_coins_total']} "
+        f"coins into port health (you: {mine if mine is not None else 0}); completed "
+        f"accomplishments that harm the port took {last['port_health_lost_to_accomplishments']} "
+        f"port health; port health ended at {last['port_health_at_end']}."
+    ]
+    trades = [t["text"] for t in last.get("trades") or []]
+    lines.append("Accepted trades: " + ("; ".join(trades) if trades else "none") + ".")
+    summary = (last.get("meeting_summaries") or {}).get(obs["role"])
+    if summary:
+        lines.append(f"Your notes from last round's meeting: {summary}")
+    return "\n".join(lines)
+
+
+def situation(obs: Mapping[str, Any]) -> str:
+    """This round's state as the player sees it."""
+    points = ", ".join(f"{r} {n}" for r, n in obs["points_by_role"].items())
+    cards = obs["accomplishments"]
+    lines = [
+        f"Round {obs['round']}. Port health is {obs['port_health']} "
+        f"(wear and tear takes {obs['wear_per_round']} at the start of every round).",
+        f"You have {obs['coins']} coins and {obs['points']} points. Points so far: {points}.",
+        f"Your resources: {bundle_text(obs['resources'])}.",
+        "Your accomplishments in hand:" if cards else "You hold no accomplishments.",
+        *(card_line(c) for c in cards),
+    ]
+    if obs.get("goal"):
+        missing = bundle_text(obs.get("goal_missing") or {})
+        lines.append(f"Your goal: {obs['goal']} (still missing: {missing}).")
+    if obs.get("health_plan") is not None:
+        lines.append(f"Your plan: {obs['health_plan']} coins to port health this round.")
+    lines.append(events_text(obs))
+    if not obs.get("markets_open", True):
+        lines.append("Trading is closed this round.")
+    if obs.get("must_spend_all_on_port_health"):
+        lines.append("This round you must put all your coins into port health.")
+    last = last_round_text(obs)
+    if last:
+        lines.append(last)
+    if obs.get("meeting_summary"):
+        lines.append(f"Your notes from this round's meeting: {obs['meeting_summary']}")
+    if obs.get("audit"):
+        held = "; ".join(f"{r}: {bundle_text(v['resources'])}" for r, v in obs["audit"].items())
+        lines.append(f"Everyone's resources (audit): {held}.")
+    return "\n".join(lines)
+
+
+def offer_text(offer: Mapping[str, Any]) -> str:
+    return (
+        f"The {offer['from']} offers you {bundle_text(offer['give'])} "
+        f"and asks you for {bundle_text(offer['receive'])} in return."
+    )
+
+
+def meeting_brief(obs: Mapping[str, Any], personas: Mapping[str, str]) -> str:
+    """What the meeting writer is shown: public state, roles and personalities, earlier
+    summaries -- never the players' hands or needs."""
+    lines = [
+        f"Round {obs['round']}. Port health is {obs['port_health']}; wear and tear takes "
+        f"{obs['wear_per_round']} at the start of every round. "
+        f"Each player has up to {obs['coins_per_round']} coins this round.",
+        events_text(obs),
+        "The players:",
+    ]
+    for p in obs["players"]:
+        text = personas.get(p["role"]) or "no stated personality"
+        lines.append(
+            f"- {p['role']} (specialty {cap(p['specialty'])}, {p['points']} points): {text}"
+        )
+    lead = obs.get("leadership") or {}
+    if lead.get("leader"):
+        lines.append(f"Leadership: the {lead['leader']} leads the group ({lead['variant']}).")
+    last = obs.get("last_round")
+    if last:
+        lines.append(
+            f"Last round the players put {last['port_health_coins_total']} coins into port "
+            f"health and port health ended at {last['port_health_at_end']}."
+        )
+        for role, summary in (last.get("meeting_summaries") or {}).items():
+            lines.append(f"- {role}'s notes from last meeting: {summary}")
+    return "\n".join(lines)
+
+
+def short_persona(persona: Persona | None) -> str:
+    """A persona in one short clause, for the meeting writer's list of players."""
+    if persona is None:
+        return ""
+    if persona.svo_angle is not None:
+        return f"SVO angle {persona.svo_angle:g} degrees ({svo_category(persona.svo_angle)})"
+    texts = part("personas")
+    if persona.cultural_group:
+        key = persona.cultural_group.strip().lower().replace(" ", "-").replace("_", "-")
+        return texts["cultural"].get(key, persona.cultural_group)
+    trait_set = persona.extra.get("trait_set") if persona.extra else None
+    if trait_set in texts["traits"]:
+        return texts["traits"][trait_set]
+    if persona.traits:
+        return ", ".join(persona.traits)
+    return ""

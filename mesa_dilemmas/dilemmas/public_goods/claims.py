@@ -1,0 +1,75 @@
+"""Paper 002's claims about the Public Goods game (``mesa-dilemmas reproduce``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+from mesa_dilemmas.analysis.reproduction import (
+    Claim,
+    Experiment,
+    Verdict,
+    direction,
+    fmt,
+    read_runs,
+)
+from mesa_dilemmas.dilemmas.binary.judges import wins_by_attitude
+
+EXPERIMENTS = [
+    Experiment("pg_self_play", "public_goods/self_play",
+               tiny=["options.samples=3", "options.group_sizes=[4]"],
+               quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"]),
+    Experiment("pg_evolution", "public_goods/cultural_evolution",
+               tiny=["options.runs=1", "options.population=64", "options.survivors=8", "options.max_generations=3"],
+               quick=["options.runs=8", "options.population=128", "options.survivors=16", "options.max_generations=60"]),
+]  # fmt: skip
+
+
+def judge_pg_rises(run_dir: Path) -> Verdict:
+    runs = read_runs(run_dir)
+    parts, statuses = [], []
+    for n, cell in runs.groupby("group_size"):
+        rho, p = stats.spearmanr(cell["frac_collective"], cell["normalised_payoff"])
+        parts.append(f"n={n}: rho={fmt(rho)}")
+        statuses.append(direction(float(rho), float(p)))
+    status = (
+        "reproduced"
+        if all(s == "reproduced" for s in statuses)
+        else "partly"
+        if any(s != "not reproduced" for s in statuses)
+        else "not reproduced"
+    )
+    return Verdict(", ".join(parts), "Spearman correlation of the collective share and the normalised payoff, per group size", status)  # fmt: skip
+
+
+
+def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
+    wins = wins_by_attitude(run_dir)
+    exp = wins.get("exploitative", pd.Series(0, index=wins.index))
+    total = wins.sum(axis=1)
+    parts = [f"n={n}: exploitative wins {int(exp[n])}/{int(total[n])}" for n in wins.index]
+    tests = [
+        stats.binomtest(int(exp[n]), int(total[n]), 0.5, alternative="greater").pvalue
+        for n in wins.index
+    ]
+    status = (
+        "reproduced"
+        if all(p < 0.05 for p in tests)
+        else "partly"
+        if all(exp > total / 2)
+        else "not reproduced"
+    )
+    return Verdict(
+        "; ".join(parts),
+        "one-sided binomial test of exploitative wins against 1/2 per group size",
+        status,
+    )
+
+
+
+CLAIMS = [
+    Claim("002", "Sec. 5.2, Fig. 2", "Public Goods: social welfare rises as more of the group follows collective strategies (reference sets stand in for LLM-written ones)", "pg_self_play", judge_pg_rises),
+    Claim("002", "Sec. 6.2, Table 2", "Public Goods cultural evolution: the exploitative attitude takes over at both group sizes", "pg_evolution", judge_pg_exploitative_wins),
+]  # fmt: skip

@@ -1,0 +1,71 @@
+"""Public Goods Game (paper 002, Sec. 3.1): contribute to a pot multiplied by k and shared by all.
+
+Round payoff of player i: ``(1 - c_i) + k * n_c / n`` with ``c_i = 1`` when i
+cooperates and ``n_c`` cooperators.  A dilemma needs ``1 < k < n``: every
+contribution returns ``k / n < 1`` to its giver but ``k > 1`` to the group.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import Field
+
+from mesa_dilemmas.agents.population import Population
+from mesa_dilemmas.dilemmas.binary.game import (
+    DEFAULT_ROUNDS,
+    MAX_PLAYERS,
+    BinaryDilemmaModel,
+    BinaryGame,
+)
+
+
+class PublicGoodsGame(BinaryGame):
+    """Rules of the n-player Public Goods Game."""
+
+    NAME = "public_goods"
+
+    def __init__(self, n_players: int, n_rounds: int = DEFAULT_ROUNDS, k: float = 2.0) -> None:
+        super().__init__(n_players, n_rounds)
+        if not 1 < k < n_players:
+            raise ValueError(
+                f"k: the multiplication factor must satisfy 1 < k < n_players (got k={k}, n_players={n_players})"
+            )
+        self.k = float(k)
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k}
+
+    def payoffs(self, cooperated: np.ndarray, state: np.ndarray | None) -> tuple[np.ndarray, None]:
+        share = cooperated.sum(axis=1, keepdims=True) * (self.k / self.n_players)
+        return (~cooperated) + share, None
+
+
+class PublicGoodsModel(BinaryDilemmaModel):
+    """Mesa model of one Public Goods match (DilemmaAgents, a DataCollector, one round per step)."""
+
+    GAME = "public_goods"
+
+    def __init__(
+        self,
+        *,
+        n_players: Annotated[int, Field(ge=2, le=MAX_PLAYERS)] = 4,
+        rounds: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_ROUNDS,
+        k: Annotated[float, Field(gt=1)] = 2.0,
+        strategies: tuple[str, ...] = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
+        players: Population | None = None,
+        rng: Any = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(
+            rules=PublicGoodsGame(n_players, rounds, k=k),
+            strategies=strategies,
+            players=players,
+            rng=rng,
+            **extra,
+        )
+
+
+#: the rules class, found by name through ``binary_game.make_game``
+RULES = PublicGoodsGame
