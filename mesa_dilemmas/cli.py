@@ -23,7 +23,7 @@ from mesa_dilemmas.scenarios.runner import RunStopped
 COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.llm.cli",
     "mesa_dilemmas.viz.dashboard_cli",
-    "mesa_dilemmas.analysis.reproduction",
+    "mesa_dilemmas.reproduction",
     "mesa_dilemmas.scenarios.strategy_writing",  # `strategies generate`
 )
 

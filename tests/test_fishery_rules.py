@@ -9,13 +9,13 @@ import pytest
 
 from mesa_dilemmas.agents import FixedPolicy
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
-from mesa_dilemmas.dilemmas.fishery.norms import median_vote, plurality_vote
 from mesa_dilemmas.dilemmas.fishery.villagers import (
     TYPE_RANGES,
     draw_strategy,
     imitation_probability,
 )
 from mesa_dilemmas.dilemmas.metrics import gini
+from mesa_dilemmas.dilemmas.voting import median_vote, plurality_vote
 
 
 def scripted(model: FisheryModel, **answers) -> None:

@@ -4,6 +4,9 @@ and through the ``openai`` backend against llama-cpp-python's OpenAI-compatible 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,9 @@ from llm_fixtures import (  # noqa: F401
 from mesa_dilemmas.agents import Decision
 from mesa_dilemmas.llm import LLMSettings, make_policy, session
 from mesa_dilemmas.llm.accounting import load_calls
+from mesa_dilemmas.llm.backends import local
+from mesa_dilemmas.llm.checks import bundled_model_path
+from mesa_dilemmas.llm.errors import LLMConfigError
 
 pytestmark = [needs_local, pytest.mark.usefixtures("llm_env")]
 
@@ -141,3 +147,98 @@ def test_native_mode_probes_llama_cpp_server_and_answers(llama_server: str, tmp_
     assert all(a in ACTION.options for a in game.answers[1])
     calls = list(load_calls(tmp_path / "run"))
     assert {c["mode"] for c in calls} == {"json_object"}
+
+
+# --- the probe: a crash of the native library is one line, not the end of the process ---------
+
+SIGILL_SCRIPT = "import os, signal; os.kill(os.getpid(), signal.SIGILL)"
+
+
+@pytest.fixture
+def fresh_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No probe remembered, in the process or on disk (a private cache root)."""
+    monkeypatch.setattr(local, "_PROBED", set())
+    monkeypatch.setattr(local, "default_cache_root", lambda: tmp_path / "user-cache")
+    monkeypatch.delenv(local.PROBE_ENV, raising=False)
+    return tmp_path / "user-cache" / "llama-probe"
+
+
+def bundled_model() -> str:
+    return str(bundled_model_path())
+
+
+def test_probe_turns_a_child_killed_by_sigill_into_one_line(
+    fresh_probe: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "sigill.py"
+    script.write_text(SIGILL_SCRIPT + "\n")
+    with pytest.raises(LLMConfigError) as caught:
+        local.probe_native(bundled_model(), command=[sys.executable, str(script)])
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("llm: the embedded model's native library (llama-cpp-python)")
+    assert "SIGILL (illegal instruction)" in message and "AMX/AVX-512" in message
+    assert "scripts/build_llama.sh" in message and '"-DGGML_NATIVE=OFF"' in message
+    assert not fresh_probe.exists()  # a failed probe is not remembered
+
+    with pytest.raises(LLMConfigError, match=r"SIGSEGV \(segmentation fault\)") as caught:
+        local.probe_native(bundled_model(), command=["sh", "-c", "kill -SEGV $$"])
+    assert "\n" not in str(caught.value)
+
+    # through load_model: the probe runs before the first in-process load, which never happens
+    monkeypatch.setattr(local, "PROBE_SCRIPT", SIGILL_SCRIPT)
+    key = (os.getpid(), bundled_model(), 96, 1, 24)
+    with pytest.raises(LLMConfigError, match="SIGILL"):
+        local.load_model(bundled_model(), 96, 1, 24)
+    assert key not in local._MODELS
+
+    monkeypatch.setenv(local.PROBE_ENV, "0")  # the researcher's way out: no probe
+    local.probe_native(bundled_model(), command=[sys.executable, str(script)])
+
+
+def test_probe_passes_a_healthy_build_for_real_and_is_remembered(
+    fresh_probe: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = bundled_model()
+    local.probe_native(model)  # the real child: loads SmolLM2 and evaluates a few tokens
+    stamps = list(fresh_probe.glob("*.ok"))
+    assert len(stamps) == 1 and stamps[0].stem == local.probe_key(model)
+
+    monkeypatch.setattr(local, "PROBE_SCRIPT", SIGILL_SCRIPT)  # would fail, if it ran again
+    local.probe_native(model)  # remembered in the process
+    local._PROBED.clear()
+    local.probe_native(model)  # remembered on disk
+    local._PROBED.clear()
+    stamps[0].unlink()
+    with pytest.raises(LLMConfigError, match="SIGILL"):
+        local.probe_native(model)
+
+
+def test_cli_reports_a_crashing_native_library_in_one_line(tmp_path: Path) -> None:
+    """`llm check local` against a llama_cpp that dies of SIGILL as soon as it is imported (as a
+    native build for a forbidden CPU feature can): exit 2 and one line, not a killed process."""
+    fake = tmp_path / "site" / "llama_cpp"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(SIGILL_SCRIPT + "\n")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(fake.parent), os.environ.get("PYTHONPATH")])
+        ),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+    }
+    env.pop("MESA_DILEMMAS_LLAMA_PROBE", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "mesa_dilemmas.cli", "llm", "check", "local"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert (
+        lines[0].startswith("error: llm: the embedded model's native library")
+        and "SIGILL" in lines[0]
+    )

@@ -148,7 +148,7 @@ def test_corrective_messages_say_exactly_what_was_wrong():
 
 
 def test_one_svo_category_with_the_standard_boundaries():
-    assert players.svo_category is persona_mod.svo_category
+    assert not hasattr(players, "svo_category")  # one definition, in personas
     assert not hasattr(prompts, "CULTURAL_GROUPS") and not hasattr(prompts, "SVO_PREAMBLE")
     cat = persona_mod.svo_category
     assert [cat(a) for a in (-30, -12.04, -12, 22.45, 22.5, 57.15, 57.2)] == [

@@ -12,17 +12,19 @@ from mesa_dilemmas.agents import Decision, Persona
 from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
 from mesa_dilemmas.dilemmas.port_of_mars.meeting import meeting_spec, writer_observation
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
-from mesa_dilemmas.dilemmas.port_of_mars.players import (
+from mesa_dilemmas.dilemmas.port_of_mars.narrator import PortOfMarsRuleNarrator
+from mesa_dilemmas.dilemmas.port_of_mars.personas import (
     CULTURAL_GROUPS,
-    PortOfMarsRuleNarrator,
-    PortOfMarsRulePolicy,
-    ReferenceBotPolicy,
-    estimated_coins,
     params_for,
     persona_label,
     preset_personas,
     svo_category,
     svo_params,
+)
+from mesa_dilemmas.dilemmas.port_of_mars.players import (
+    PortOfMarsRulePolicy,
+    ReferenceBotPolicy,
+    estimated_coins,
 )
 
 ANGLES = (-15, 0, 15, 30, 60)

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import re
 
-from mesa_dilemmas.analysis.claims import CLAIMS, EXPERIMENTS
 from test_cli import cli
+
+from mesa_dilemmas.reproduction import registered_claims
+
+EXPERIMENTS, CLAIMS, SECTIONS = registered_claims()
 
 
 def test_every_claim_names_an_experiment_that_exists():
@@ -64,23 +67,14 @@ def test_reproduce_refuses_more_processes_than_cores(tmp_path):
 
 
 def test_the_robustness_section_reports_each_finding_with_its_failures():
-    from mesa_dilemmas.analysis.reproduction import (
-        Outcome,
-        Report,
-        Verdict,
-        _robustness_section,
-    )
     from mesa_dilemmas.dilemmas.fishery.calibration import Robustness
+    from mesa_dilemmas.dilemmas.fishery.robustness_section import _lines
 
     z = {"shock": 2.0, "beta": 1.0, "harsh": 3.0, "rich": -1.0}
-    report = Report("quick")
-    report.robustness = Robustness(
+    robustness = Robustness(
         6, {"catchability": 0.04}, z, [("catchability x0.75", {}, {**z, "beta": -2.1})]
     )
-    report.outcomes = [
-        Outcome(c, Verdict("x", "t", "reproduced"), None) for c in CLAIMS if c.finding
-    ]
-    lines = "\n".join(_robustness_section(report))
+    lines = "\n".join(_lines(robustness, [c for c in CLAIMS if c.finding], 12.0))
     assert "## Robustness of paper 003's findings" in lines
     beta = next(line for line in lines.splitlines() if line.startswith("| Fig. 3"))
     assert "0/1 (0%)" in beta and "everywhere (z from -2.1 to -2.1)" in beta

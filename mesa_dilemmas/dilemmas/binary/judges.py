@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mesa_dilemmas.analysis.reproduction import read_runs
+from mesa_dilemmas.analysis.verdicts import read_runs
 
 
 def wins_by_attitude(run_dir: Path) -> pd.DataFrame:

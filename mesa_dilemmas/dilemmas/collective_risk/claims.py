@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from mesa_dilemmas.analysis.reproduction import (
+from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
     Verdict,

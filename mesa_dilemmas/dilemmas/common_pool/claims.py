@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from mesa_dilemmas.analysis.reproduction import (
+from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
     Verdict,

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mesa_dilemmas.analysis.reproduction import (
+from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
     Verdict,

@@ -68,18 +68,14 @@ from mesa_dilemmas.dilemmas.fishery.norm_structure import (
     numeric_norm_structure,
     text_norm_structure,
 )
-from mesa_dilemmas.dilemmas.fishery.norms import (
-    cap_sentence,
-    median_vote,
-    plurality_vote,
-    stated_cap,
-)
+from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence, stated_cap
 from mesa_dilemmas.dilemmas.fishery.villagers import (
     TYPE_RANGES,
     VillagerRules,
     draw_strategy,
 )
 from mesa_dilemmas.dilemmas.metrics import gini
+from mesa_dilemmas.dilemmas.voting import median_vote, plurality_vote
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 Positive = Annotated[float, Field(gt=0.0)]

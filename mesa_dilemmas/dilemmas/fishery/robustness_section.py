@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mesa_dilemmas.analysis.reproduction import Section
+from mesa_dilemmas.analysis.verdicts import Section
 from mesa_dilemmas.dilemmas.fishery.calibration import FINDINGS, Robustness, robustness
 from mesa_dilemmas.files import write_text_atomic
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from mesa_dilemmas.analysis.reproduction import (
+from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
     Verdict,

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mesa_dilemmas.agents.decisions import ChoiceSpec, NumberSpec
-from mesa_dilemmas.dilemmas.fishery.norms import plurality_vote
 from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES, EventCard
 from mesa_dilemmas.dilemmas.port_of_mars.specs import BudgetSpec
+from mesa_dilemmas.dilemmas.voting import plurality_vote
 
 if TYPE_CHECKING:
     from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel

@@ -299,7 +299,9 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         rng: Any = None,
         narrator: Policy | None = None,
     ) -> None:
-        from mesa_dilemmas.dilemmas.port_of_mars import players as players_mod
+        from mesa_dilemmas.dilemmas.port_of_mars import personas as persona_rules
+        from mesa_dilemmas.dilemmas.port_of_mars.narrator import MEETING_WRITERS
+        from mesa_dilemmas.dilemmas.port_of_mars.players import RULE_PLAYERS
 
         super().__init__(rng=rng, narrator=narrator)
         self.population = self.population_from_params(
@@ -328,7 +330,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                 model=self,
                 seat=None,
                 persona=Persona(),
-                rules=players_mod.MEETING_WRITERS,
+                rules=MEETING_WRITERS,
             )
             self.broker.narrator.bind(None)
         if min_rounds > max_rounds:
@@ -347,7 +349,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.role_table = role_table
         self.specs: dict[str, RoleSpec] = role_specs(role_table)
 
-        personas = players_mod.preset_personas(
+        personas = persona_rules.preset_personas(
             preset,
             svo_angles=list(svo_angles),
             cultural_groups=list(cultural_groups),
@@ -371,7 +373,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             group = seat_groups[seat]
             persona = self.population.persona_for(group, persona)
             policy = self.population.build(
-                group, model=self, seat=seat, persona=persona, rules=players_mod.RULE_PLAYERS
+                group, model=self, seat=seat, persona=persona, rules=RULE_PLAYERS
             )
             agent = DilemmaAgent(self, policy, persona)
             agent.slot = seat
@@ -379,7 +381,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             p = PomPlayer(
                 seat=seat,
                 role=role,
-                label=players_mod.persona_label(persona),
+                label=persona_rules.persona_label(persona),
                 deck=AccomplishmentDeck(role, self.rng),
             )
             self.players.append(p)

@@ -38,8 +38,6 @@ from mesa_dilemmas.agents.persona import (
     svo_category,
 )
 
-RESOURCES: tuple[str, ...] = ("culture", "finance", "government", "legacy", "science")
-
 #: estimated coins to obtain one unit of a resource one cannot buy (make a trade good, trade 1:1, risk)
 TRADE_PRICE = 4.0
 #: a non-goal accomplishment estimated to cost more coins than this is discarded

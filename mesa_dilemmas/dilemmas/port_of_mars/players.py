@@ -34,23 +34,11 @@ import numpy as np
 
 from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.policy import Policy, RulePolicy
-from mesa_dilemmas.dilemmas.port_of_mars.narrator import MEETING_WRITERS, PortOfMarsRuleNarrator
+from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES
 from mesa_dilemmas.dilemmas.port_of_mars.personas import (
-    CULTURAL_GROUPS,
-    CULTURAL_PRESETS,
-    RESOURCES,
-    TRAIT_PRESETS,
-    TRAIT_SETS,
     PlayerParams,
-    bot_persona,
-    cultural_persona,
     params_for,
-    persona_label,
-    preset_personas,
-    svo_category,
     svo_params,
-    svo_persona,
-    trait_persona,
 )
 
 if TYPE_CHECKING:
@@ -590,26 +578,3 @@ RULE_PLAYERS: dict[str, Any] = {
     "reference_bot": lambda **_: ReferenceBotPolicy(),
     "random": _random_player,
 }
-
-
-__all__ = [
-    "CULTURAL_GROUPS",
-    "CULTURAL_PRESETS",
-    "MEETING_WRITERS",
-    "RULE_PLAYERS",
-    "TRAIT_PRESETS",
-    "TRAIT_SETS",
-    "PlayerParams",
-    "PortOfMarsRuleNarrator",
-    "PortOfMarsRulePolicy",
-    "ReferenceBotPolicy",
-    "bot_persona",
-    "cultural_persona",
-    "params_for",
-    "persona_label",
-    "preset_personas",
-    "svo_category",
-    "svo_params",
-    "svo_persona",
-    "trait_persona",
-]

@@ -17,7 +17,7 @@ from typing import Any
 
 import anthropic
 
-from mesa_dilemmas.llm.backends import RemoteBackend, status_error
+from mesa_dilemmas.llm.backends.base import RemoteBackend, status_error
 from mesa_dilemmas.llm.errors import TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings

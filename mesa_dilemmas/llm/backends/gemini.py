@@ -16,7 +16,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from mesa_dilemmas.llm.backends import (
+from mesa_dilemmas.llm.backends.base import (
     PerLoop,
     RemoteBackend,
     retry_after_seconds,

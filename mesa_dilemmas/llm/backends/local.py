@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mesa_dilemmas.llm.backends import Backend
+from mesa_dilemmas.llm.backends.base import Backend
 from mesa_dilemmas.llm.errors import CallFailed, ContextOverflow, LLMConfigError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings, default_cache_root

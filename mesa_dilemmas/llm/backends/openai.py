@@ -23,7 +23,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from mesa_dilemmas.llm.backends import PerLoop, RemoteBackend, status_error
+from mesa_dilemmas.llm.backends.base import PerLoop, RemoteBackend, status_error
 from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse, Message
 from mesa_dilemmas.llm.settings import LLMSettings

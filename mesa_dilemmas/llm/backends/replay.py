@@ -9,7 +9,7 @@ no key, no network and no model file: exact reproduction and offline tests.
 
 from __future__ import annotations
 
-from mesa_dilemmas.llm.backends import Backend
+from mesa_dilemmas.llm.backends.base import Backend
 from mesa_dilemmas.llm.errors import ReplayMiss
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 

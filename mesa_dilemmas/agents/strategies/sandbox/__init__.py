@@ -1,9 +1,15 @@
 """Strategy code from files runs here: confined worker processes, never the run's own process.
 
-* :mod:`.confine` -- the OS-level limits a worker applies to itself (rlimits,
-  seccomp, network namespace); :class:`SandboxLimits` -- their values.
+* :mod:`.launch` -- a worker's launcher: a fresh process with a clean
+  environment that puts the worker in its own namespaces (user, pid, mount,
+  network, IPC) with a read-only file system and ties it to the run's life.
+* :mod:`.confine` -- what a worker applies to itself before any strategy code
+  (capabilities dropped, Landlock, rlimits, a seccomp allowlist);
+  :class:`SandboxLimits` -- the limits (CPU-time based, with a wall-clock
+  backstop).
 * :mod:`.worker` -- the worker's main loop; :mod:`.protocol` -- the pipe format
   (JSON + raw arrays, never pickle).
+* :mod:`.measure` -- how the seccomp allowlist was measured (strace).
 * :mod:`.pool` -- the run's side: :class:`Sandbox` starts, watches, kills and
   replaces a worker.
 * here: the handler registry every worker serves and the process-wide sandbox.
@@ -84,7 +90,7 @@ def describe_set(path: Path):  # noqa: ANN201 - StrategySet (import cycle)
     from mesa_dilemmas.agents.strategies.loader import set_from_description
 
     box = default_sandbox()
-    budget = max(60.0, 10 * _limits.match_timeout)
+    budget = max(60.0, 10 * _limits.match_cpu)  # CPU seconds
     try:
         header, _ = box.call("describe", {"path": str(path)}, budget=budget)
     except WorkerLost as lost:

@@ -1,45 +1,56 @@
-"""The OS-level confinement a sandbox worker applies to itself before it loads strategy code.
+"""The confinement a sandbox worker applies to itself after its imports, before any strategy code.
 
-Linux (what CI runs):
-  * resource limits: ``RLIMIT_CPU`` (CPU seconds over the worker's life),
-    ``RLIMIT_AS`` (address space), ``RLIMIT_FSIZE`` = 0 (writing to any file
-    past 0 bytes kills with SIGXFSZ), ``RLIMIT_NOFILE`` (a few descriptors
-    beyond the open ones), ``RLIMIT_NPROC`` = 0 (not enforced for root, hence
-    the next point), ``RLIMIT_CORE`` = 0;
-  * a seccomp filter (libseccomp through ``pyseccomp``) that fails with EPERM:
-    ``socket``/``socketpair``/``connect``/``bind``..., ``fork``/``vfork``/
-    ``clone``/``clone3`` (so no processes *and* no threads), ``execve``,
-    every ``open``/``openat``/``creat`` for writing or creating, the file
-    system's mutating calls (unlink, rename, mkdir, chmod, truncate, ...),
-    ``kill``/``tgkill`` aimed at another process, ``ptrace``,
-    ``process_vm_*``, ``setrlimit``/``prlimit64`` (raising a limit),
-    ``unshare``/``setns``/``mount``/``chroot``; ``PR_SET_NO_NEW_PRIVS`` is set;
-  * if seccomp cannot be loaded, a new user + network namespace
-    (``unshare(CLONE_NEWUSER | CLONE_NEWNET)``) still removes the network.
+The launcher (:mod:`.launch`) has already put the worker in its own user, pid,
+mount, network and IPC namespaces with a read-only view of the file system.
+Here, in this order (each step needs what the next one takes away):
 
-macOS: only the resource limits (``RLIMIT_AS`` is not enforced there); see
-docs/sandbox.md for what that leaves open.
+1. **capabilities** -- every capability dropped (bounding, ambient, effective,
+   permitted, inheritable); ``PR_SET_NO_NEW_PRIVS``;
+2. **Landlock** (Linux >= 5.13; used up to ABI 6): no file may be opened for
+   writing, created, removed, renamed, linked or truncated anywhere; reading
+   and executing only below the top-level directories other than ``/proc`` (so
+   no process's ``/proc`` entries, whatever the namespaces); with ABI >= 4 no
+   TCP bind or connect; with ABI >= 6 no signal to a process outside the
+   worker and no abstract unix socket outside it;
+3. **resource limits**: ``RLIMIT_CPU`` (CPU seconds over the worker's life),
+   ``RLIMIT_AS`` (address space), ``RLIMIT_FSIZE`` = 0, ``RLIMIT_NOFILE``,
+   ``RLIMIT_NPROC`` = 0, ``RLIMIT_CORE`` = 0;
+4. **seccomp, an allowlist** (libseccomp through ``pyseccomp``): only the
+   system calls in :data:`ALLOW` (some only with the arguments given there);
+   every other call fails with ``EPERM``; other architectures' calls (i386
+   ``int 0x80``, x32) kill the worker.
+
+What a layer could not do is reported to the run, which says it once on stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import resource
 import sys
+import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Limits of one worker; all times in seconds, memory in MiB."""
+    """Limits of one worker: times in CPU seconds of the worker, memory in MiB.
 
-    #: a single ``act`` (or constructor) call may not run longer than this (wall clock)
-    call_timeout: float = 2.0
-    #: a batch of B matches may take at most B times this (wall clock)
-    match_timeout: float = 20.0
+    Time limits count the worker's CPU time, so a loaded machine never trips
+    them; a worker that sleeps or blocks is stopped by the wall-clock backstop,
+    ``wall_factor`` times the CPU limit.
+    """
+
+    #: one ``act`` (or constructor) call may use this much CPU time
+    call_cpu: float = 2.0
+    #: a batch of B matches may use B times this much CPU time
+    match_cpu: float = 20.0
+    #: wall-clock backstop: this many times a CPU limit, for a worker that sleeps or blocks
+    wall_factor: float = 10.0
     #: CPU time over a worker's life (RLIMIT_CPU); the run replaces a worker well before
     worker_cpu: int = 3600
     #: address space of a worker (RLIMIT_AS)
@@ -47,113 +58,228 @@ class SandboxLimits:
     #: characters of a strategy's print()/stderr output kept per batch
     output_chars: int = 4000
 
+    # the names before the limits counted CPU time (read-only aliases)
+    @property
+    def call_timeout(self) -> float:
+        return self.call_cpu
+
+    @property
+    def match_timeout(self) -> float:
+        return self.match_cpu
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_DENY = (
-    # network
-    "socket",
-    "socketpair",
-    "connect",
-    "bind",
-    "listen",
-    "accept",
-    "accept4",
-    "sendto",
-    "sendmsg",
-    "sendmmsg",
-    # processes and threads
-    "fork",
-    "vfork",
-    "clone",
-    "clone3",
-    "execve",
-    "execveat",
-    # the file system, mutating
-    "creat",
-    "unlink",
-    "unlinkat",
-    "rename",
-    "renameat",
-    "renameat2",
-    "mkdir",
-    "mkdirat",
-    "rmdir",
-    "link",
-    "linkat",
-    "symlink",
-    "symlinkat",
-    "mknod",
-    "mknodat",
-    "chmod",
-    "fchmod",
-    "fchmodat",
-    "chown",
-    "fchown",
-    "lchown",
-    "fchownat",
-    "truncate",
-    "ftruncate",
-    "utimensat",
-    "fallocate",
-    # other processes, privileges, limits, namespaces
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "setrlimit",
-    "unshare",
-    "setns",
-    "mount",
-    "umount2",
-    "chroot",
-    "pivot_root",
-    "setuid",
-    "setgid",
-    "setsid",
-    "setpgid",
-    "personality",
-    "memfd_create",
-    "io_uring_setup",
-    "bpf",
-    "perf_event_open",
-)
+# -- seccomp: the allowlist ----------------------------------------------------------------------
+
+_O_WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # O_TMPFILE
+
+#: what a worker may call after its start-up (measured: docs/sandbox.md, ``python -m
+#: mesa_dilemmas.agents.strategies.sandbox.measure``).  Values: None -- any arguments;
+#: otherwise the only argument patterns allowed, as ``(arg, op, value[, mask])`` tuples that
+#: must all hold ("self" stands for the worker's own pid).
+ALLOW: dict[str, list[tuple[tuple[Any, ...], ...]] | None] = {
+    # the pipes to the run, the progress page, the bounded stdout/stderr
+    "read": None,
+    "write": None,
+    "close": None,
+    # memory: the allocator, numpy, loading extension modules (mmap of .so files)
+    "brk": None,
+    "mmap": None,
+    "munmap": None,
+    "mremap": None,
+    "mprotect": None,
+    "madvise": None,
+    # reading files: imports and strategy sets (the worker loads them) -- never for writing
+    "openat": [((2, "masked_eq", 0, _O_WRITE),)],
+    "newfstatat": None,
+    "fstat": None,
+    "lseek": None,
+    "getdents64": None,
+    "readlink": None,
+    "getcwd": None,
+    "ioctl": [((1, "eq", 0x5401),)],  # TCGETS: isatty() of a file being opened
+    "fcntl": [((1, "eq", 1),), ((1, "eq", 2),), ((1, "eq", 3),)],  # F_GETFD, F_SETFD, F_GETFL
+    # signals to itself only: the interpreter's handlers, abort(), os.kill(os.getpid(), ...)
+    "rt_sigaction": None,
+    "rt_sigprocmask": None,
+    "rt_sigreturn": None,
+    "sigaltstack": None,
+    "kill": [((0, "eq", "self"),)],
+    "tgkill": [((0, "eq", "self"),)],
+    "getpid": None,
+    "gettid": None,
+    # time, randomness, accounting
+    "clock_gettime": None,
+    "clock_nanosleep": None,
+    "getrandom": None,
+    "getrusage": None,
+    "prlimit64": [((0, "eq", 0), (2, "eq", 0))],  # reading its own limits, never setting
+    "futex": None,
+    "sched_getaffinity": None,
+    # ending
+    "exit": None,
+    "exit_group": None,
+}
 
 
-def _seccomp() -> str:
-    import pyseccomp as sc  # noqa: PLC0415 - Linux-only optional dependency
+def _seccomp(measure: bool) -> str:
+    import pyseccomp as sc  # noqa: PLC0415 - Linux only
 
-    deny = sc.ERRNO(errno.EPERM)
-    f = sc.SyscallFilter(sc.ALLOW)
-    for name in _DENY:
-        with contextlib.suppress(RuntimeError, ValueError, OSError):  # unknown on this arch
-            f.add_rule(deny, name)
-    for flag in (os.O_WRONLY, os.O_RDWR, os.O_CREAT, os.O_TRUNC, os.O_APPEND):
-        f.add_rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, flag, flag))
-        f.add_rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, flag, flag))
+    ops = {"eq": sc.EQ, "ne": sc.NE, "masked_eq": sc.MASKED_EQ}
+    f = sc.SyscallFilter(sc.ALLOW if measure else sc.ERRNO(errno.EPERM))
+    with contextlib.suppress(Exception):
+        f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)  # i386 / x32 calls: end the worker
+    with contextlib.suppress(Exception):
+        f.set_attr(sc.Attr.CTL_TSYNC, 1)  # every thread (there should be only one)
     pid = os.getpid()
-    f.add_rule(deny, "kill", sc.Arg(0, sc.NE, pid))
-    f.add_rule(deny, "tgkill", sc.Arg(0, sc.NE, pid))
-    f.add_rule(deny, "prlimit64", sc.Arg(2, sc.NE, 0))  # reading limits is fine, setting is not
-    f.load()  # also sets PR_SET_NO_NEW_PRIVS
-    return "seccomp"
+    for name, patterns in ALLOW.items():
+        if patterns is None:
+            f.add_rule(sc.ALLOW, name)
+            continue
+        for pattern in patterns:
+            args = []
+            for arg, op, value, *mask in pattern:
+                value = pid if value == "self" else value
+                if op == "masked_eq":  # (arg, masked_eq, expected, mask)
+                    args.append(sc.Arg(arg, sc.MASKED_EQ, mask[0], value))
+                else:
+                    args.append(sc.Arg(arg, ops[op], value))
+            f.add_rule(sc.ALLOW, name, *args)
+    f.load()
+    return "seccomp allowlist" + (" (measuring: nothing denied)" if measure else "")
 
 
-def _netns() -> str:
-    os.unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)  # type: ignore[attr-defined]
-    return "network namespace"
+# -- capabilities --------------------------------------------------------------------------------
+
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
 
 
-def confine(limits: SandboxLimits, keep_fds: int) -> list[str]:
-    """Apply every limit this platform allows; returns what was applied (for reports and docs)."""
-    applied = []
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _drop_capabilities() -> str:
+    libc = _libc()
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # fails past the last capability: fine
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capset(ctypes.byref(Header(0x20080522, 0)), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS")
+    return "no capabilities"
+
+
+# -- Landlock ------------------------------------------------------------------------------------
+
+_NR_CREATE_RULESET, _NR_ADD_RULE, _NR_RESTRICT_SELF = 444, 445, 446  # every architecture
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1, 2, 4, 8
+_FS_ABI1 = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
+
+
+def _landlock() -> str:
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_NR_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        raise OSError(ctypes.get_errno(), "Landlock is not available")
+    fs = _FS_ABI1
+    if abi >= 2:
+        fs |= _FS_REFER
+    if abi >= 3:
+        fs |= _FS_TRUNCATE
+    if abi >= 5:
+        fs |= _FS_IOCTL_DEV
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if abi >= 6 else 0
+
+    class RulesetAttr(ctypes.Structure):
+        _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    attr = RulesetAttr(fs, net, scoped)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = libc.syscall(_NR_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        read_dir = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+        for name in sorted(os.listdir("/")):
+            if name == "proc":  # no process's entries, whatever the namespaces
+                continue
+            try:
+                fd = os.open("/" + name, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                is_dir = os.path.isdir("/" + name)
+                rule = PathBeneath(read_dir if is_dir else _FS_EXECUTE | _FS_READ_FILE, fd)
+                if libc.syscall(_NR_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule /{name}")
+            finally:
+                os.close(fd)
+        if libc.syscall(_NR_RESTRICT_SELF, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    what = ["files read-only", "no /proc"]
+    what += ["no TCP"] if net else []
+    what += ["signals and abstract sockets scoped"] if scoped else []
+    return f"Landlock ABI {abi} ({', '.join(what)})"
+
+
+def _landlock_gaps(applied: str) -> list[str]:
+    abi = int(applied.split()[2])
+    out = []
+    if abi < 4:
+        out.append("Landlock TCP rules (kernel ABI < 4)")
+    if abi < 6:
+        out.append("Landlock signal scoping (kernel ABI < 6)")
+    return out
+
+
+# -- all of it -----------------------------------------------------------------------------------
+
+
+def confine(
+    limits: SandboxLimits, keep_fds: int, measure: bool = False
+) -> tuple[list[str], list[str]]:
+    """Apply every layer this platform allows: (applied, missing), for the run to report."""
+    applied: list[str] = []
+    missing: list[str] = []
+    linux = sys.platform.startswith("linux")
+    if threading.active_count() > 1:
+        missing.append(f"single thread ({threading.active_count()} running)")
+    if linux:
+        try:
+            applied.append(_drop_capabilities())
+        except OSError as exc:
+            missing.append(f"capability drop ({exc})")
+        try:
+            applied.append(_landlock())
+            missing += _landlock_gaps(applied[-1])
+        except OSError as exc:
+            missing.append(f"Landlock ({os.strerror(exc.errno) if exc.errno else exc})")
 
     def limit(which: int, value: int, label: str) -> None:
         try:
             resource.setrlimit(which, (value, value))
             applied.append(label)
         except (ValueError, OSError):
-            pass
+            missing.append(label)
 
     limit(resource.RLIMIT_CORE, 0, "RLIMIT_CORE=0")
     limit(resource.RLIMIT_CPU, int(limits.worker_cpu), f"RLIMIT_CPU={limits.worker_cpu}s")
@@ -161,13 +287,10 @@ def confine(limits: SandboxLimits, keep_fds: int) -> list[str]:
     limit(resource.RLIMIT_NOFILE, keep_fds + 64, f"RLIMIT_NOFILE={keep_fds + 64}")
     if hasattr(resource, "RLIMIT_NPROC"):
         limit(resource.RLIMIT_NPROC, 0, "RLIMIT_NPROC=0")
-    if sys.platform.startswith("linux"):
+    if linux:
         limit(resource.RLIMIT_AS, limits.memory_mb << 20, f"RLIMIT_AS={limits.memory_mb}MiB")
         try:
-            applied.append(_seccomp())
-        except (ImportError, OSError, RuntimeError):
-            try:
-                applied.append(_netns())
-            except (AttributeError, OSError):
-                applied.append("no network isolation available")
-    return applied
+            applied.append(_seccomp(measure))
+        except (ImportError, OSError, RuntimeError) as exc:
+            missing.append(f"seccomp ({type(exc).__name__}: {exc})")
+    return applied, missing

@@ -3,12 +3,19 @@
 A :class:`Sandbox` owns one worker at a time (a run that uses several
 processes has one sandbox per process, so the number of workers follows the
 number of processes).  :meth:`Sandbox.call` sends one request and waits for the
-answer while watching the worker's progress page: if the worker stops making
-progress for ``call_timeout`` seconds, exceeds the request's time budget, dies,
-or sends something malformed, it is killed (its whole process group) and
+answer while watching the worker's progress page and its CPU clock: if one call
+uses more than ``call_cpu`` CPU seconds without the progress page changing, the
+request more than its CPU budget, or either takes ``wall_factor`` times as long
+in wall-clock time (a worker that sleeps or blocks), or the worker dies or sends
+something malformed, it is killed (its whole process group) and
 :class:`WorkerLost` says why and what the worker was doing at that moment, so
 the caller can blame the right strategy and go on.  The next call starts a
 fresh worker.
+
+Every text a worker sends back (answers, errors, descriptions, its output) is
+passed through :func:`mesa_dilemmas.llm.redact.redact_value` before the run
+sees it, so an API key can never reach a table, a summary or the terminal from
+there.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import tempfile
 import threading
 import time
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,8 +42,44 @@ from mesa_dilemmas.agents.strategies.sandbox.worker import PROGRESS_SLOTS
 
 #: polling interval of the watchdog (seconds)
 POLL = 0.02
-#: how long a fresh worker may take to import and confine itself
+#: how long a fresh worker may take to import and confine itself (wall clock)
 START_TIMEOUT = 120.0
+#: the launcher, run by path (it imports the standard library only)
+LAUNCHER = str(Path(__file__).with_name("launch.py"))
+#: True while measuring the allowlist (measure.py): seccomp then denies nothing
+MEASURE = False
+_reported_missing = False
+
+
+def _redact(value: Any) -> Any:
+    """Every string in ``value`` with API keys (and their prefixes, base64) replaced."""
+    from mesa_dilemmas.llm.redact import redact_value  # noqa: PLC0415 - only the run needs it
+
+    return redact_value(value)
+
+
+def _report_missing(missing: list[str]) -> None:
+    """Say once per process, on stderr, which layers this machine could not provide."""
+    global _reported_missing
+    if missing and not _reported_missing:
+        _reported_missing = True
+        print(
+            f"mesa-dilemmas sandbox: strategy workers run without {'; '.join(missing)} "
+            "(see docs/sandbox.md)",
+            file=sys.stderr,
+        )
+
+
+def _cpu_clock(pid: int) -> int | None:
+    """The clock id of process ``pid``'s CPU time (Linux), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    clock = ((~pid) << 3) | 2  # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    try:
+        time.clock_gettime(clock)
+    except OSError:
+        return None
+    return clock
 
 
 class WorkerLost(RuntimeError):
@@ -61,10 +105,14 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.preload = preload
         self.proc: subprocess.Popen[bytes] | None = None
-        self.applied: list[str] = []
+        self.applied: list[str] = []  # the layers the current worker applied
+        self.missing: list[str] = []  # the layers it could not
         self.started = 0  # workers started so far
-        self.pids: list[int] = []  # every worker's pid (each leads its own session)
-        self.cpu = 0.0  # CPU seconds of the current worker, as it last reported
+        self.pids: list[int] = []  # every launcher's pid (each leads its own session)
+        self.worker_pid: int | None = None  # the current worker (the launcher's child)
+        self._clock: int | None = None  # its CPU clock
+        self._cpu_seen = 0.0
+        self.cpu = 0.0  # CPU seconds of the current worker
         self._stderr: deque[bytes] = deque(maxlen=64)
         self._spare: tuple[Any, ...] | None = None
         atexit.register(self.close, True)
@@ -78,8 +126,20 @@ class Sandbox:
             self._spawn()
         self.started += 1
         self.cpu = 0.0
-        header, _ = self._wait(time.monotonic() + START_TIMEOUT, stall=None)
-        self.applied = list(header.get("applied", []))
+        self.worker_pid, self._clock, self._cpu_seen = None, None, 0.0
+        deadline = time.monotonic() + START_TIMEOUT
+        header, _ = self._wait(None, None, deadline)
+        launcher = header.get("launcher")
+        if not isinstance(launcher, dict) or not isinstance(launcher.get("pid"), int):
+            self._lose("the launcher sent no worker pid")
+        self.worker_pid = int(launcher["pid"])
+        self._clock = _cpu_clock(self.worker_pid)
+        header, _ = self._wait(None, None, deadline)
+        self.applied = [str(x) for x in header.get("applied", [])]
+        self.missing = [str(x) for x in header.get("missing", [])]
+        if self._clock is None:
+            self.missing.append("CPU clock of the worker (time limits count wall-clock time)")
+        _report_missing(self.missing)
         if self.started > 1:  # workers are being lost: keep the next one warm
             current = (self.proc, self._req_w, self._resp_r, self._page, self._progress)
             self._spawn()
@@ -101,30 +161,29 @@ class Sandbox:
 
         self._page = mmap.mmap(prog_fd, PROGRESS_SLOTS * 8)
         self._progress = np.frombuffer(self._page, dtype=np.int64)
+        # a clean environment: nothing of the run's (API keys!) reaches a worker
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": "/usr/bin:/bin",
             "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
+            "LANG": "C.UTF-8",
             "OMP_NUM_THREADS": "1",
             "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
         }
+        # PR_SET_PDEATHSIG fires when the *thread* that started the launcher ends: only from the
+        # main thread; otherwise the launcher's pidfd of the run does the job alone
+        deathsig = int(threading.current_thread() is threading.main_thread())
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-s",
-                "-m",
-                "mesa_dilemmas.agents.strategies.sandbox.worker",
-                str(req_r),
-                str(resp_w),
-                str(prog_fd),
-            ],
+            [sys.executable, "-s", "-P", "-B", LAUNCHER, str(req_r), str(resp_w), str(prog_fd),
+             str(os.getpid()), str(deathsig)],  # fmt: skip
             pass_fds=(req_r, resp_w, prog_fd),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=env,
+            cwd="/",
             start_new_session=True,  # its own process group: killed as a whole
         )
         for fd in (req_r, resp_w, prog_fd):
@@ -137,6 +196,7 @@ class Sandbox:
                 "limits": self.limits.as_dict(),
                 "handlers": self.handlers,
                 "preload": list(self.preload),
+                "measure": MEASURE,
             },
         )
 
@@ -150,7 +210,7 @@ class Sandbox:
             pass
 
     def stderr_tail(self) -> str:
-        return b"".join(self._stderr).decode(errors="replace")[-4000:]
+        return _redact(b"".join(self._stderr).decode(errors="replace")[-4000:])
 
     def close(self, spare: bool = False) -> None:
         """Kill the worker (and anything in its process group) and reap it; ``spare``: the spare too."""
@@ -165,30 +225,56 @@ class Sandbox:
     def progress(self) -> tuple[int, ...]:
         return tuple(int(x) for x in self._progress)
 
+    def worker_cpu(self) -> float:
+        """CPU seconds the current worker has used (its CPU clock; wall clock where there is none)."""
+        if self._clock is None:
+            return time.monotonic()
+        try:
+            self._cpu_seen = time.clock_gettime(self._clock)
+        except OSError:  # it has just ended
+            pass
+        return self._cpu_seen
+
     def _wait(
-        self, deadline: float, stall: float | None
+        self, budget: float | None, stall: float | None, deadline: float | None = None
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The next message; ``budget``: CPU seconds for the request, ``stall``: for one call
+        (the progress page unchanged); each with a wall-clock backstop ``wall_factor`` times
+        as long; ``deadline``: a ``time.monotonic()`` value (the start-up)."""
         assert self.proc is not None
+        factor = max(1.0, float(self.limits.wall_factor))
+        start = last_change = time.monotonic()
+        cpu_start = cpu_change = self.worker_cpu() if budget or stall else 0.0
         last = self.progress()
-        last_change = time.monotonic()
         while True:
-            now = time.monotonic()
-            ready = select.select([self._resp_r], [], [], min(POLL, max(0.0, deadline - now)))[0]
+            ready = select.select([self._resp_r], [], [], POLL)[0]
             if ready:
                 try:
                     return protocol.recv(self._resp_r, deadline=time.monotonic() + 10.0)
                 except (EOFError, protocol.ProtocolError, TimeoutError, ValueError) as exc:
                     self._lose(self._death_reason() or f"sent a malformed answer ({exc})")
             now = time.monotonic()
+            cpu = self.worker_cpu() if budget or stall else 0.0
             current = self.progress()
             if current != last:
-                last, last_change = current, now
+                last, last_change, cpu_change = current, now, cpu
             if self.proc.poll() is not None:
                 self._lose(self._death_reason() or "the worker ended")
-            if stall is not None and now - last_change > stall:
-                self._lose(f"exceeded the time limit of {stall:g} s for one call")
-            if now >= deadline:
-                self._lose("exceeded the time limit of its matches")
+            if stall is not None:
+                if cpu - cpu_change > stall:
+                    self._lose(f"exceeded the CPU-time limit of {stall:g} s for one call")
+                if now - last_change > factor * stall:
+                    self._lose(
+                        f"exceeded the wall-clock time limit of {factor * stall:g} s for one "
+                        "call (it slept or blocked)"
+                    )
+            if budget is not None:
+                if cpu - cpu_start > budget:
+                    self._lose("exceeded the CPU-time limit of its matches")
+                if now - start > factor * budget:
+                    self._lose("exceeded the wall-clock time limit of its matches")
+            if deadline is not None and now >= deadline:
+                self._lose("did not start in time")
 
     def _death_reason(self) -> str | None:
         assert self.proc is not None
@@ -220,7 +306,10 @@ class Sandbox:
         arrays: dict[str, np.ndarray] | None = None,
         budget: float | None = None,
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """One request; the answer, or :class:`WorkerLost` (the worker is then gone)."""
+        """One request; the answer, or :class:`WorkerLost` (the worker is then gone).
+
+        ``budget``: CPU seconds the request may use (default ``limits.match_cpu``); every text
+        in the answer is redacted."""
         if self.proc is None or self.cpu > 0.8 * self.limits.worker_cpu:
             self.close()
             self._start()
@@ -229,13 +318,14 @@ class Sandbox:
             protocol.send(self._req_w, {**header, "handler": handler}, arrays)
         except OSError:
             self._lose(self._death_reason() or "the worker stopped reading")
-        deadline = time.monotonic() + (budget if budget is not None else self.limits.match_timeout)
-        out, out_arrays = self._wait(deadline, stall=self.limits.call_timeout)
-        try:
-            self.cpu = float(out.get("cpu", 0.0))
-        except (TypeError, ValueError):
-            self.cpu = 0.0
-        return out, out_arrays
+        cpu_budget = budget if budget is not None else self.limits.match_cpu
+        out, out_arrays = self._wait(cpu_budget, self.limits.call_cpu)
+        if self._clock is not None:
+            self.cpu = self.worker_cpu()
+        else:  # what the worker says (the only measure there is)
+            with contextlib.suppress(TypeError, ValueError):
+                self.cpu = float(out.get("cpu", 0.0))
+        return _redact(out), out_arrays
 
 
 def _kill(proc: subprocess.Popen[bytes], fds: tuple[int, ...]) -> None:

@@ -1,7 +1,8 @@
-"""A sandbox worker: ``python -m mesa_dilemmas.agents.strategies.sandbox.worker REQ RESP PROGRESS``.
+"""A sandbox worker's main loop, run by :mod:`.launch` (in the worker process it forks).
 
 Started fresh by :class:`~mesa_dilemmas.agents.strategies.sandbox.pool.Sandbox`
-(never forked from the run), it
+(never forked from the run: the launcher is a new ``exec`` with a clean
+environment) and already in its own namespaces, it
 
 1. reads its set-up message: the trusted modules to import and the handlers
    (``"module:function"``) it will serve, and its limits;
@@ -80,7 +81,8 @@ class WorkerContext:
         self.limits = limits
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], applied: list[str] | None = None, missing: list[str] | None = None) -> int:
+    """Serve requests; ``applied``/``missing``: the launcher's layers (namespaces, mounts)."""
     req_fd, resp_fd, prog_fd = (int(a) for a in argv[:3])
     init, _ = protocol.recv(req_fd)
     limits = SandboxLimits(**init["limits"])
@@ -98,9 +100,10 @@ def main(argv: list[str]) -> int:
     output = BoundedText(limits.output_chars, progress)
     sys.stdout = sys.stderr = output  # type: ignore[assignment]
     keep = max(req_fd, resp_fd, prog_fd, 2) + 1
-    applied = confine(limits, keep)
+    got, lacking = confine(limits, keep, measure=bool(init.get("measure")))
     ctx = WorkerContext(progress, output, limits)
-    protocol.send(resp_fd, {"ready": True, "applied": applied, "pid": os.getpid()})
+    ready = {"applied": [*(applied or []), *got], "missing": [*(missing or []), *lacking]}
+    protocol.send(resp_fd, {"ready": True, **ready, "pid": os.getpid()})
     while True:
         try:
             header, arrays = protocol.recv(req_fd)
@@ -125,5 +128,3 @@ def main(argv: list[str]) -> int:
         protocol.send(resp_fd, out_header, out_arrays)
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -14,60 +14,25 @@ robustness check).
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import pandas as pd
 
+from mesa_dilemmas.analysis.verdicts import (
+    Claim,
+    Experiment,
+    Mode,
+    Section,
+    SectionFn,
+    Verdict,
+)
 from mesa_dilemmas.files import write_text_atomic
-
-Mode = Literal["tiny", "quick", "full"]
-Status = Literal["reproduced", "partly", "not reproduced", "not run"]
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """A bundled scenario and its sizes per mode (``--set`` overrides; full = as bundled)."""
-
-    key: str
-    scenario: str
-    tiny: Sequence[str]
-    quick: Sequence[str]
-    full: Sequence[str] = ()
-
-    def overrides(self, mode: Mode) -> list[str]:
-        return list({"tiny": self.tiny, "quick": self.quick, "full": self.full}[mode])
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Our number, with its uncertainty, how it was tested, and what that means for the claim."""
-
-    ours: str
-    test: str
-    status: Status
-    uncertainty: str = ""
-
-
-@dataclass(frozen=True)
-class Claim:
-    paper: str  # "003"
-    where: str  # "Sec. 4.1, Fig. 2"
-    statement: str  # the paper's claim, paraphrased
-    experiment: str  # Experiment.key
-    judge: Callable[[Path], Verdict]
-    figures: Sequence[str] = ()
-    #: the finding this claim belongs to, for a game's extra section (e.g. its robustness)
-    finding: str = ""
-    #: why the claim may not reproduce, with the evidence; printed when it is not reproduced
-    note: str = ""
 
 
 @dataclass
@@ -85,29 +50,6 @@ class Report:
     started: float = field(default_factory=time.time)
     sections: list[Section] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Section:
-    """A game's extra part of the report (``SECTIONS`` of its claims module): markdown lines,
-    the wall time it took, and whether an earlier invocation computed it (``--resume``)."""
-
-    name: str
-    lines: list[str]
-    wall: float = 0.0
-    reused: bool = False
-
-
-#: a game's extra section: fn(claims, mode, out, processes, progress, report) -> Section or None
-SectionFn = Callable[..., "Section | None"]
-
-
-def read_runs(run_dir: Path) -> pd.DataFrame:
-    return pd.read_parquet(run_dir / "runs.parquet")
-
-
-def read_steps(run_dir: Path) -> pd.DataFrame:
-    return pd.read_parquet(run_dir / "steps.parquet")
 
 
 def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]:
@@ -349,29 +291,6 @@ def _mode_note(mode: Mode) -> str:
             "uncertainties are wider than a full run's; the verdicts use the same tests."
         )
     return "Mode **tiny**: a structural check of the report only; the numbers mean nothing."
-
-
-# -- small statistics helpers the claims share ------------------------------------------------
-
-
-def fmt(x: float, digits: int = 2) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    return f"{x:.{digits}f}"
-
-
-def p_text(p: float) -> str:
-    return "p n/a" if not math.isfinite(p) else (f"p = {p:.2g}" if p >= 1e-4 else "p < 1e-4")
-
-
-def direction(effect: float, p: float, *, alpha: float = 0.05, expected_sign: int = 1) -> Status:
-    """Reproduced when the effect has the expected sign and is significant; partly when the
-    sign is right but the test is not significant; not reproduced otherwise."""
-    if not math.isfinite(effect) or effect == 0:
-        return "not reproduced"
-    if (effect > 0) != (expected_sign > 0):
-        return "not reproduced"
-    return "reproduced" if math.isfinite(p) and p < alpha else "partly"
 
 
 # -- command line ------------------------------------------------------------------------------

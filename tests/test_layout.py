@@ -1,0 +1,112 @@
+"""The package's layout, checked: no import cycle between files, and no file outside a game's own
+package names that game (the layering itself is `lint-imports`, run by scripts/test.sh)."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import grimp
+
+import mesa_dilemmas
+
+PACKAGE = Path(mesa_dilemmas.__file__).parent
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one module (iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(sorted(component))
+    return out
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert strongly_connected(graph) == [["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_between_files():
+    """Every import counts, also those inside functions (grimp reads them all); imports made
+    only for type checking (`if TYPE_CHECKING:`) are not imports at run time and do not count."""
+    g = grimp.build_graph(
+        "mesa_dilemmas", include_external_packages=False, exclude_type_checking_imports=True
+    )
+    graph = {m: set(g.find_modules_directly_imported_by(m)) for m in g.modules}
+    cycles = strongly_connected(graph)
+    assert not cycles, "import cycles between files:\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def own_games() -> dict[str, Path]:
+    """This package's registered games and the folder of each."""
+    out = {}
+    for ep in entry_points(group="mesa_dilemmas.games"):
+        module = ep.value.partition(":")[0]
+        if module.startswith("mesa_dilemmas.dilemmas."):
+            out[ep.name] = PACKAGE / "dilemmas" / module.split(".")[2]
+    return out
+
+
+def names_of(game: str) -> re.Pattern[str]:
+    """``public_goods`` and ``Public Goods`` (also as a word inside a path or a dotted name)."""
+    words = game.split("_")
+    spaced = r"[ _-]".join(re.escape(w) for w in words)
+    return re.compile(rf"(?<![A-Za-z]){spaced}(?![A-Za-z])", re.IGNORECASE)
+
+
+def test_no_file_outside_a_games_package_names_the_game():
+    games = own_games()
+    assert {"fishery", "port_of_mars", "public_goods"} <= set(games)
+    found = []
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.suffix not in {".py", ".toml", ".json", ".txt", ".md"} or "__pycache__" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for game, folder in games.items():
+            if folder in path.parents:
+                continue
+            for lineno, line in enumerate(text.splitlines(), 1):
+                if names_of(game).search(line):
+                    found.append(f"{path.relative_to(PACKAGE.parent)}:{lineno}: {game}: {line.strip()[:90]}")
+    assert not found, f"{len(found)} lines name a game outside its package:\n" + "\n".join(found[:60])
