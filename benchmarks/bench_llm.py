@@ -9,9 +9,14 @@
 2. Local model throughput: generated tokens per second of the bundled
    SmolLM2-135M through this layer (prompt rendering, cache lookup, throttle,
    recording, parsing) against raw ``llama-cpp-python`` on the very same
-   requests (messages, sampling seed, max_tokens, context reset).
+   requests (messages, sampling seed, max_tokens, context reset).  The layer's calls are
+   in the default "tags" mode with no re-ask, which SmolLM2-135M seldom satisfies: their
+   fallbacks are counted and reported (``max_fallback_rate = 1``), not a reason to stop.
 
-Run:  python benchmarks/bench_llm.py [--rounds 3] [--local-calls 6] [--skip-local]
+Each part prints the machine's load average (``os.getloadavg``) before and after it: the
+numbers mean little on a machine that was busy with other work.
+
+Run:  python benchmarks/bench_llm.py [--rounds 3] [--local-calls 6] [--skip-local | --only-local]
 Nothing leaves the machine: the server listens on 127.0.0.1, the model is local.
 """
 
@@ -94,6 +99,20 @@ def bench_phases(agents: int, phases: int, rounds: int, latency: float) -> dict[
     }
 
 
+def load_text() -> str:
+    """The 1-, 5- and 15-minute load averages, and the machine's cores."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def llama_build_text() -> str:
+    """Which llama-cpp-python is timed: its file and what llama.cpp says it was built with."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode(errors="replace").strip()
+    return f"{Path(llama_cpp.__file__).parent}  {info}"
+
+
 def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
     """Tokens/s of the same requests through the layer and through raw llama-cpp-python.
 
@@ -111,14 +130,15 @@ def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["MESA_DILEMMAS_CACHE_DIR"] = str(Path(tmp) / "cache")
-        policy = make_policy(
-            "local", cache=False, answer_retries=0, max_tokens=max_tokens, run_seed=0
-        )
+        # tags mode with no re-ask: SmolLM2-135M mostly misses the tags, so nearly every decision
+        # falls back; the benchmark times the calls and counts the fallbacks instead of stopping
+        options = {"cache": False, "answer_retries": 0, "max_fallback_rate": 1.0}
+        policy = make_policy("local", max_tokens=max_tokens, run_seed=0, **options)
         local = policy.settings.local
         # a fixed window both sides share ("auto" would size it from the first prompt)
         window = 2048 if local.n_ctx == "auto" else local.n_ctx
         policy = make_policy(
-            "local", cache=False, answer_retries=0, max_tokens=max_tokens, run_seed=0,
+            "local", max_tokens=max_tokens, run_seed=0, **options,
             local={**local.model_dump(), "n_ctx": window},
         )  # fmt: skip
         llm, lock = load_model(str(policy.spec.model), window, local.n_threads, local.n_batch)
@@ -134,14 +154,15 @@ def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
 
         layer_time = raw_time = 0.0
         layer_tokens = raw_tokens = 0
+        layer_calls: list[float] = []
+        raw_calls: list[float] = []
+        decided = fallbacks = 0
         requests: list[dict] = []
         for rep in range(repeats + 1):  # pass 0 is the warm-up that records the requests
             run_dir = Path(tmp) / f"run{rep}"
             session.start_run(LLMSettings(), run_dir, resume=False)
             # a fresh policy per pass: same sample ids (decision counters), so the same requests
-            policy = make_policy(
-                "local", cache=False, answer_retries=0, max_tokens=max_tokens, run_seed=0
-            )
+            policy = make_policy("local", max_tokens=max_tokens, run_seed=0, **options)
             for i, d in enumerate(decisions):
                 order = ("layer", "raw") if (i + rep) % 2 == 0 else ("raw", "layer")
                 for side in order:
@@ -149,13 +170,18 @@ def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
                         continue
                     start = time.perf_counter()
                     if side == "layer":
-                        asyncio.run(policy.adecide(d))
+                        answer = asyncio.run(policy.adecide(d))
                         elapsed = time.perf_counter() - start
                         if rep:
                             layer_time += elapsed
+                            layer_calls.append(elapsed)
+                            decided += 1
+                            fallbacks += int(answer.fell_back)
                     else:
                         raw_tokens += raw(requests[i])
-                        raw_time += time.perf_counter() - start
+                        elapsed = time.perf_counter() - start
+                        raw_time += elapsed
+                        raw_calls.append(elapsed)
             session.finish_run()
             recorded = list(load_calls(run_dir))
             if rep == 0:
@@ -164,7 +190,17 @@ def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
                 layer_tokens += sum(c["tokens_out"] for c in recorded)
     assert layer_tokens == raw_tokens, "the layer and raw llama.cpp must generate the same text"
     layer, raw_tps = layer_tokens / layer_time, raw_tokens / raw_time
-    return {"layer_tps": layer, "raw_tps": raw_tps, "overhead": 1 - layer / raw_tps}
+    return {
+        "layer_tps": layer,
+        "raw_tps": raw_tps,
+        "overhead": 1 - layer / raw_tps,
+        "layer_call_s": statistics.mean(layer_calls),
+        "raw_call_s": statistics.mean(raw_calls),
+        "raw_call_median_s": statistics.median(raw_calls),
+        "tokens_per_call": raw_tokens / len(raw_calls),
+        "decisions": decided,
+        "fallbacks": fallbacks,
+    }
 
 
 def main() -> None:
@@ -176,28 +212,41 @@ def main() -> None:
     ap.add_argument("--local-calls", type=int, default=6)
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--skip-local", action="store_true")
+    part = ap.add_mutually_exclusive_group()
+    part.add_argument("--skip-local", action="store_true")
+    part.add_argument("--only-local", action="store_true", help="only the local-model part")
     args = ap.parse_args()
 
     os.environ.setdefault("MESA_DILEMMAS_CACHE_DIR", tempfile.mkdtemp(prefix="bench-llm-cache-"))
-    r = bench_phases(args.agents, args.phases, args.rounds, args.latency)
-    n = args.agents * args.phases
-    print(
-        f"phase concurrency: {args.agents} agents x {args.phases} decisions/round, {args.latency * 1000:.0f} ms per call"
-    )
-    print(f"  wall time per round   {r['round_s']:.3f} s   (ideal {args.phases} x {args.latency:.1f} s = {r['ideal_s']:.3f} s; "
-          f"{r['vs_ideal']:.2f}x ideal)")  # fmt: skip
-    print(f"  the same {n} calls one by one   {r['sequential_s']:.3f} s")
-    print(f"  ratio sequential / concurrent   {r['speedup']:.1f}x")
+    if not args.only_local:
+        before = load_text()
+        r = bench_phases(args.agents, args.phases, args.rounds, args.latency)
+        n = args.agents * args.phases
+        print(
+            f"phase concurrency: {args.agents} agents x {args.phases} decisions/round, {args.latency * 1000:.0f} ms per call"
+        )
+        print(f"  wall time per round   {r['round_s']:.3f} s   (ideal {args.phases} x {args.latency:.1f} s = {r['ideal_s']:.3f} s; "
+              f"{r['vs_ideal']:.2f}x ideal)")  # fmt: skip
+        print(f"  the same {n} calls one by one   {r['sequential_s']:.3f} s")
+        print(f"  ratio sequential / concurrent   {r['speedup']:.1f}x")
+        print(f"  machine   before: {before}; after: {load_text()}")
     if args.skip_local:
         return
+    before = load_text()
     loc = bench_local(args.local_calls, args.max_tokens, args.repeats)
     print(
         f"local model (SmolLM2-135M, {args.local_calls} calls x up to {args.max_tokens} tokens, {args.repeats} interleaved passes)"
     )
-    print(f"  through the layer   {loc['layer_tps']:.1f} tokens/s")
-    print(f"  raw llama-cpp       {loc['raw_tps']:.1f} tokens/s")
+    print(f"  llama-cpp-python    {llama_build_text()}")
+    print(
+        f"  through the layer   {loc['layer_tps']:.1f} tokens/s   ({loc['layer_call_s']:.3f} s per call)"
+    )
+    print(f"  raw llama-cpp       {loc['raw_tps']:.1f} tokens/s   ({loc['raw_call_s']:.3f} s per call, "
+          f"median {loc['raw_call_median_s']:.3f} s, {loc['tokens_per_call']:.1f} tokens per call)")  # fmt: skip
     print(f"  overhead            {loc['overhead'] * 100:.1f} %")
+    print(f"  fallbacks           {loc['fallbacks']} of {loc['decisions']} timed decisions "
+          "(tags mode, no re-ask; timed all the same)")  # fmt: skip
+    print(f"  machine             before: {before}; after: {load_text()}")
 
 
 if __name__ == "__main__":

@@ -63,3 +63,26 @@ def test_the_dashboard_has_a_page_for_the_installed_game():
     model = DashboardModel(page=page, rng=3, **params)
     model.step()
     assert model.error is None and model.view.round == 1 and "stag_share" in model.view.series
+
+
+def test_the_example_brings_its_page_figure_and_command_by_entry_point(tmp_path):
+    """Nothing of mesa-dilemmas names the example: its page, figure and command appear only
+    because its own pyproject.toml registers them."""
+    from mesa_dilemmas.dilemmas.registry import COMMANDS, FIGURES, PAGES, extensions
+    from mesa_dilemmas.viz.dashboard import app
+
+    assert extensions(PAGES)["stag_hunt"].value == "stag_hunt.page:PAGE"
+    page = next(p for p in app.PAGES if p.path == "stag_hunt")
+    assert page.title == "Stag Hunt (example game)"  # its own page, not the generic one
+    assert "stag_hunt.catch_rate" in extensions(FIGURES)
+    assert "stag-hunt" in extensions(COMMANDS)
+    assert "stag-hunt" in cli("--help").stdout
+    out = tmp_path / "run"
+    ran = cli("run", "stag_hunt/trust", "--out", str(out), "--set", "replications=4", "--figures")
+    assert ran.returncode == 0, ran.stderr
+    assert (out / "catch_rate.png").stat().st_size > 5_000  # the scenario names the figure
+    table = cli("stag-hunt", str(out))
+    assert table.returncode == 0, table.stderr
+    rates = dict(line.split() for line in table.stdout.splitlines()[1:])
+    assert float(rates["2"]) > float(rates["8"])
+    assert cli("stag-hunt", str(tmp_path)).returncode == 2  # not a run: one line, exit 2

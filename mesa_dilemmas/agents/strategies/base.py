@@ -47,8 +47,10 @@ class GameDescription:
     """What a strategy is told about the game: fixed for a match, identical for all players.
 
     Only the parameters of the game being played are set; the others are None
-    (``m`` is None outside the Collective Risk game, ``capacity`` outside the
-    Common Pool).
+    (``m`` is None in a game without a threshold, ``capacity`` in one without a
+    resource stock).  ``published_as`` names the game's description class in the
+    published interface of paper 002's authors (:mod:`.published`); it is no
+    parameter and stays out of :meth:`as_dict`.
     """
 
     game: str
@@ -59,6 +61,7 @@ class GameDescription:
     capacity: float | None = None
     growth: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    published_as: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data (for prompts, JSON and logs)."""

@@ -3,7 +3,7 @@
 The authors publish their LLM-written strategies as Python classes for their
 own engine.  The paper describes that interface only in words (a class built
 from a game description, called each round with the player's history and, in
-the Common Pool game, the current stock, answering C or D); the interface
+a game with a resource stock, the current stock, answering C or D); the interface
 assumed here, and provided to such files, is:
 
 .. code-block:: python
@@ -21,11 +21,13 @@ assumed here, and provided to such files, is:
                 return Action.C
             ...
 
-* ``game_description``: ``n_players``, ``n_rounds`` and the game's parameters
-  -- ``k`` (Public Goods), ``k`` and ``m`` (Collective Risk: reward and
-  threshold), ``capacity`` (Common Pool);
-* ``state``: ``round_number`` (rounds completed) and, in Common Pool,
-  ``current_stock``;
+* ``game_description``: ``n_players``, ``n_rounds`` and the game's parameters,
+  as the fields of the description class the game's rules name
+  (``BinaryGame.PUBLISHED_AS``, one of :data:`DESCRIPTIONS`): ``k``; ``k`` and
+  ``m`` (reward and threshold); ``capacity`` -- filled from the game's own
+  parameters of those names;
+* ``state``: ``round_number`` (rounds completed) and, in a game with a resource
+  stock, ``current_stock``;
 * ``history``: ``None`` in the first round, else ``my_actions`` (bool,
   rounds played), ``my_payoffs``, ``opponent_actions`` (bool, rounds x n-1),
   ``opponent_payoffs`` (rounds x n-1) -- numpy arrays, True = cooperated;
@@ -44,6 +46,7 @@ are fine: the sandbox seeds them per batch of matches.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import json
@@ -114,6 +117,13 @@ class CommonPoolDescription(GameDescriptionBase):
     capacity: float = 20.0
 
 
+#: the published interface's game descriptions by class name (a game's rules name one)
+DESCRIPTIONS: dict[str, type[GameDescriptionBase]] = {
+    cls.__name__: cls
+    for cls in (PublicGoodsDescription, CollectiveRiskDescription, CommonPoolDescription)
+}
+
+
 def install_shims() -> None:
     """Register the ``emergent_llm`` stand-in modules (in a sandbox worker, before imports)."""
     if SHIM in sys.modules:
@@ -126,9 +136,7 @@ def install_shims() -> None:
         "GameState": GameState,
         "PlayerHistory": PlayerHistory,
         "GameDescription": GameDescriptionBase,
-        "PublicGoodsDescription": PublicGoodsDescription,
-        "CollectiveRiskDescription": CollectiveRiskDescription,
-        "CommonPoolDescription": CommonPoolDescription,
+        **DESCRIPTIONS,
     }
     for mod_name in (SHIM, *(f"{SHIM}.{m}" for m in ("players", "games", "common"))):
         module = ModuleType(mod_name)
@@ -150,18 +158,19 @@ def published_classes(module: ModuleType) -> list[type]:
 
 
 def describe_game(game: GameDescription) -> GameDescriptionBase:
-    """Our game description -> the published interface's."""
-    if game.game == "public_goods":
-        return PublicGoodsDescription(game.n_players, game.n_rounds, k=float(game.k or 2.0))
-    if game.game == "collective_risk":
-        return CollectiveRiskDescription(
-            game.n_players, game.n_rounds, k=float(game.k or 2.0), m=int(game.m or 2)
-        )
-    if game.game == "common_pool":
-        return CommonPoolDescription(
-            game.n_players, game.n_rounds, capacity=float(game.capacity or 0)
-        )
-    return GameDescriptionBase(game.n_players, game.n_rounds)
+    """Our game description -> the published interface's: the class the game names
+    (``game.published_as``), its fields filled from the game's parameters of the same names
+    (the field's default where the game has none)."""
+    cls = DESCRIPTIONS.get(game.published_as, GameDescriptionBase)
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.name in ("n_players", "n_rounds"):
+            continue
+        value = getattr(game, f.name, None)
+        if value is None:
+            value = game.extra.get(f.name)
+        values[f.name] = f.default if value is None else type(f.default)(value)
+    return cls(game.n_players, game.n_rounds, **values)
 
 
 class PublishedStrategy(Strategy):

@@ -1,11 +1,14 @@
 """Shared machinery of the n-player binary-action games (paper 002, Sec. 3).
 
-Three pieces, used by Public Goods, Collective Risk and Common Pool alike:
+Three pieces, used by every C/D game alike (each game's package holds only its own rules):
 
 * :class:`BinaryGame` -- a game's *rules*, written once, vectorised over a
   batch of matches: ``payoffs(cooperated[B, n], state[B])`` returns every
-  player's payoff and the next state (the resource stock, for Common Pool).
-  Each game module subclasses it with its own payoff rule only.
+  player's payoff and the next state (the resource stock, for a game with one).
+  Each game module subclasses it with its own payoff rule and the class attributes
+  that tell the shared code what differs per game (``NAME``, ``TITLE``, ``HAS_STOCK``,
+  ``ORDER``, ``PUBLISHED_AS``, ``example_params``); the list of C/D games is
+  :func:`binary_games`, read from the registry.
 * :func:`play_batch` -- the fast engine: B matches of n strategies played in
   lock-step.  Per round it makes exactly one Python call per strategy; history,
   payoffs and bookkeeping are numpy operations on (B, n) arrays.  Self-play,
@@ -37,6 +40,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import import_module
+from pathlib import Path
 from typing import Any, ClassVar
 
 import mesa
@@ -59,10 +63,38 @@ DEFAULT_ROUNDS = 20
 
 
 class BinaryGame:
-    """Rules of an n-player repeated C/D game; subclasses implement :meth:`payoffs`."""
+    """Rules of an n-player repeated C/D game; subclasses implement :meth:`payoffs`.
 
+    The class attributes are what the family's shared code (checks, analyses, figures,
+    prompts, pages) asks a game instead of naming it."""
+
+    #: the game's registered name (its model's ``GAME``)
     NAME: ClassVar[str] = ""
+    #: the game's full title in figures ("... Game"); empty: the name
+    TITLE: ClassVar[str] = ""
+    #: whether the state is a resource stock players see (``history.stock``)
     HAS_STOCK: ClassVar[bool] = False
+    #: where the game stands in lists of the C/D games (lower first; ties by name)
+    ORDER: ClassVar[int] = 100
+    #: the game-description class of the published interface of paper 002's authors
+    #: (``emergent_llm.games``) a published strategy is built with; empty: the base class
+    PUBLISHED_AS: ClassVar[str] = ""
+    #: the file beside the rules' module that explains the game to a model writing strategies
+    WRITING_PROMPT: ClassVar[str] = "strategy_writing.toml"
+
+    @classmethod
+    def example_params(
+        cls, n_players: int, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Parameters to check strategies with at group size ``n_players``: ``params`` (a
+        scenario's), with the game's own example values for those missing or not valid at
+        that size.  The checks play sizes a scenario does not; no parameter needs a value."""
+        return dict(params or {})
+
+    @classmethod
+    def writing_prompt(cls) -> Path:
+        """The path of :attr:`WRITING_PROMPT` (it may not exist: then no set can be written)."""
+        return Path(inspect.getfile(cls)).with_name(cls.WRITING_PROMPT)
 
     def __init__(self, n_players: int, n_rounds: int = DEFAULT_ROUNDS) -> None:
         if not 2 <= n_players <= MAX_PLAYERS:
@@ -89,7 +121,11 @@ class BinaryGame:
 
     def description(self) -> GameDescription:
         return GameDescription(
-            game=self.NAME, n_players=self.n_players, n_rounds=self.n_rounds, **self.params()
+            game=self.NAME,
+            n_players=self.n_players,
+            n_rounds=self.n_rounds,
+            published_as=self.PUBLISHED_AS,
+            **self.params(),
         )
 
     # -- benchmarks for normalisation --------------------------------------
@@ -123,8 +159,8 @@ class BinaryGame:
         return total / (n * len(n_coop))
 
 
-def make_game(game: str, n_players: int, rounds: int = DEFAULT_ROUNDS, **params: Any) -> BinaryGame:
-    """The rules of a binary-action game by name (``"public_goods"``...), validated."""
+def rules_of(game: str) -> type[BinaryGame]:
+    """The rules class of a C/D game by its registered name (the ``RULES`` of its model's module)."""
     from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model
 
     try:
@@ -134,6 +170,43 @@ def make_game(game: str, n_players: int, rounds: int = DEFAULT_ROUNDS, **params:
     rules = getattr(import_module(model_cls.__module__), "RULES", None)
     if rules is None:
         raise ValueError(f"game: {game!r} is not a binary-action (C/D) game")
+    return rules
+
+
+@cache
+def binary_games() -> tuple[str, ...]:
+    """The registered C/D games -- models that subclass :class:`BinaryDilemmaModel` and have
+    rules -- in their rules' ``ORDER``; the first is the default wherever a game may be left out."""
+    from mesa_dilemmas.dilemmas.registry import games_like
+
+    found = []
+    for name in games_like(BinaryDilemmaModel):
+        try:
+            found.append((rules_of(name).ORDER, name))
+        except ValueError:
+            continue
+    return tuple(name for _, name in sorted(found))
+
+
+def default_game() -> str:
+    """The first C/D game (:func:`binary_games`): the game of an analysis that names none."""
+    games = binary_games()
+    if not games:
+        raise ValueError("game: no binary-action (C/D) game is registered")
+    return games[0]
+
+
+def game_title(game: str) -> str:
+    """A C/D game's full title (its rules' ``TITLE``), else the name as given."""
+    try:
+        return rules_of(game).TITLE or game
+    except ValueError:
+        return game
+
+
+def make_game(game: str, n_players: int, rounds: int = DEFAULT_ROUNDS, **params: Any) -> BinaryGame:
+    """The rules of a binary-action game by its registered name, validated."""
+    rules = rules_of(game)
     allowed = set(inspect.signature(rules.__init__).parameters) - {"self", "n_players", "n_rounds"}
     unknown = set(params) - allowed
     if unknown:

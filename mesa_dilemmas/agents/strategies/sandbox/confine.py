@@ -125,10 +125,12 @@ ALLOW: dict[str, list[tuple[tuple[Any, ...], ...]] | None] = {
 
 
 def _seccomp(measure: bool) -> str:
-    import pyseccomp as sc  # noqa: PLC0415 - Linux only
+    import pyseccomp as sc  # noqa: PLC0415 - Linux only; imported early by confine()
 
     ops = {"eq": sc.EQ, "ne": sc.NE, "masked_eq": sc.MASKED_EQ}
-    f = sc.SyscallFilter(sc.ALLOW if measure else sc.ERRNO(errno.EPERM))
+    # measuring: LOG allows (and logs) what the list does not (libseccomp refuses rules whose
+    # action is the default one, so the default cannot be ALLOW)
+    f = sc.SyscallFilter(sc.LOG if measure else sc.ERRNO(errno.EPERM))
     with contextlib.suppress(Exception):
         f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)  # i386 / x32 calls: end the worker
     with contextlib.suppress(Exception):
@@ -261,6 +263,9 @@ def confine(
     applied: list[str] = []
     missing: list[str] = []
     linux = sys.platform.startswith("linux")
+    if linux:  # pyseccomp finds libseccomp by running ldconfig: before the limits forbid that
+        with contextlib.suppress(ImportError, OSError):
+            import pyseccomp  # noqa: F401, PLC0415
     if threading.active_count() > 1:
         missing.append(f"single thread ({threading.active_count()} running)")
     if linux:

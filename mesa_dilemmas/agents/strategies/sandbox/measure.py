@@ -1,0 +1,126 @@
+"""Measure the system calls sandbox workers make after confinement (how :data:`.confine.ALLOW` was made).
+
+Usage (Linux, needs ``strace``: ``apt-get install -y strace``)::
+
+    python -m mesa_dilemmas.agents.strategies.sandbox.measure [--keep DIR]
+
+Runs, under ``strace -f``, the paths that run strategy code -- ``analyse
+strategies`` on the published-format and the LLM-style fixture sets, a Public
+Goods self-play and a Common Pool cultural evolution with them -- with the
+seccomp filter in measuring mode (it denies nothing; every other layer is on).
+For every worker it keeps the calls made *after* its filter was loaded and
+prints each system call's count and, for those the allowlist restricts by
+argument, the arguments seen.  The allowlist is that table minus what is not
+needed; docs/sandbox.md has the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[4]
+CORPUS = ROOT / "tests" / "strategy_corpus"
+#: run by ``python -c`` in the traced process: the CLI with the filter in measuring mode
+DRIVER = (
+    "import sys\n"
+    "from mesa_dilemmas.agents.strategies.sandbox import pool\n"
+    "pool.MEASURE = True\n"
+    "from mesa_dilemmas.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+_LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?([a-z0-9_]+)(?:\(| resumed>)(.*)$")
+#: calls whose arguments the allowlist restricts: show them
+_ARGS = {"openat", "ioctl", "fcntl", "kill", "tgkill", "prlimit64"}
+
+
+def commands(out: Path) -> list[list[str]]:
+    sets = [
+        str(CORPUS / "published" / "public_goods_collective.py"),
+        str(CORPUS / "generated" / "collective"),
+        str(CORPUS / "generated" / "exploitative"),
+    ]
+    return [
+        ["analyse", "strategies", *sets, "--rollouts", "2", "--no-progress",
+         "--out", str(out / "an")],
+        ["run", "public_goods/self_play", "--no-progress", "--out", str(out / "sp"),
+         "--set", "options.group_sizes=[4]", "--set", "options.samples=20",
+         "--set", f'options.collective_set="{sets[1]}"',
+         "--set", f'options.exploitative_set="{sets[2]}"'],
+        ["run", "common_pool/cultural_evolution", "--no-progress", "--out", str(out / "ce"),
+         "--set", "options.population=16", "--set", "options.survivors=4",
+         "--set", "options.group_sizes=[4]", "--set", "options.runs=1",
+         "--set", "options.max_generations=2",
+         "--set", f'options.sets=["{CORPUS / "published" / "common_pool_exploitative.py"}", '
+                  '"reference_collective"]'],
+    ]  # fmt: skip
+
+
+def parse(trace: Path) -> tuple[collections.Counter[str], dict[str, collections.Counter[str]]]:
+    """Calls after each worker's seccomp filter, summed over workers; arguments of some."""
+    counts: collections.Counter[str] = collections.Counter()
+    args: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    confined: set[str] = set()
+    for line in trace.read_text(errors="replace").splitlines():
+        m = _LINE.match(line)
+        if m is None:
+            continue
+        pid, name, rest = m.groups()
+        if name == "seccomp" and "SECCOMP_SET_MODE_FILTER" in rest:
+            confined.add(pid)
+            continue
+        if pid not in confined or "resumed>" in line:
+            continue
+        counts[name] += 1
+        if name in _ARGS:
+            shown = rest.split(") =")[0]
+            if name == "openat":
+                shown = shown.split(", ")[-1]  # the flags
+            elif name in ("ioctl", "fcntl"):
+                shown = shown.split(", ")[1]
+            args[name][shown] += 1
+    return counts, args
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--keep", help="keep the traces and runs in this directory")
+    opts = ap.parse_args()
+    strace = shutil.which("strace")
+    if strace is None:
+        print("strace is needed: apt-get install -y strace", file=sys.stderr)
+        return 2
+    work = Path(opts.keep) if opts.keep else Path(tempfile.mkdtemp(prefix="sandbox-measure-"))
+    work.mkdir(parents=True, exist_ok=True)
+    total: collections.Counter[str] = collections.Counter()
+    seen: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for i, cmd in enumerate(commands(work)):
+        trace = work / f"trace{i}.txt"
+        subprocess.run(
+            [strace, "-f", "-qq", "-s", "0", "-o", str(trace), sys.executable, "-c", DRIVER, *cmd],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        counts, args = parse(trace)
+        total.update(counts)
+        for name, c in args.items():
+            seen[name].update(c)
+        print(f"{' '.join(cmd[:2])}: {sum(counts.values())} calls after confinement")
+    print(f"\n{'system call':<20} {'calls':>10}")
+    for name, n in sorted(total.items(), key=lambda kv: -kv[1]):
+        print(f"{name:<20} {n:>10}")
+        for shown, k in seen[name].most_common(8) if name in seen else ():
+            print(f"    {shown:<40} {k:>8}")
+    if not opts.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
