@@ -69,6 +69,30 @@ def scenario_listing(descriptions: dict[str, str], columns: int) -> str:
     return "\n".join(lines)
 
 
+def cmd_params(args: argparse.Namespace) -> int:
+    """Every parameter of a game: name, type, default, allowed range or values, description."""
+    from mesa_dilemmas.dilemmas.base import describe_params
+    from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model, games
+    from mesa_dilemmas.scenarios.config import did_you_mean
+
+    try:
+        model_cls = game_model(args.game)
+    except UnknownGame as exc:
+        raise ConfigError(f"game: {exc}{did_you_mean(args.game, list(games()))}") from None
+    rows = describe_params(model_cls)
+    width = shutil.get_terminal_size((100, 24)).columns
+    name_w = max(len(r["name"]) for r in rows)
+    for r in rows:
+        head = f"{r['name']:<{name_w}}  {r['type']} = {r['default']}"
+        if r["allowed"]:
+            head += f"  ({r['allowed']})"
+        print(head)
+        if r["description"]:
+            print(textwrap.fill(r["description"], width, initial_indent="    ",
+                                subsequent_indent="    "))  # fmt: skip
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from mesa_dilemmas.scenarios.runner import run_scenario
 
@@ -178,9 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scenarios", help="list the bundled scenarios")
     p.set_defaults(func=cmd_scenarios)
 
+    p = sub.add_parser("params", help="a game's parameters: type, default, range, description")
+    p.add_argument("game", help="a registered game or 'package.module:ModelClass'")
+    p.set_defaults(func=cmd_params)
+
     p = sub.add_parser("run", help="run a bundled scenario or a TOML file")
     p.add_argument(
-        "scenario", help="bundled name (e.g. fishery/punishment_shock) or path to a .toml"
+        "scenario",
+        help="bundled name (GAME/SCENARIO, as `mesa-dilemmas scenarios` lists them) or path to a .toml",
     )
     p.add_argument("--out", help="run directory (default runs/<scenario>-<timestamp>)")
     p.add_argument(

@@ -34,8 +34,12 @@ def tiny_overrides(raw: dict) -> list[str]:
                 "options.max_generations=2", "options.group_sizes=[4]"]  # fmt: skip
     out = ["replications=1", f"max_steps={min(4, int(raw.get('max_steps', 4)))}"]
     text = json.dumps(raw)
-    if '"llm' in text or "llm =" in text:  # LLM scenarios: one cell, two rounds
-        out[-1] = "max_steps=2"
+    if '"llm' in text or "llm =" in text:  # LLM scenarios: one cell, one round, few agents
+        out[-1] = "max_steps=1"
+        params = raw.get("params") or {}
+        for key in ("n_agents", "llm_agents"):
+            if key in params:
+                out.append(f"{key}=3")
         for axis, values in (raw.get("grid") or {}).items():
             if isinstance(values, list) and values:
                 out.append(f"grid.{axis}={json.dumps(values[:1])}")

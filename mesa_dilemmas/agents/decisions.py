@@ -198,7 +198,7 @@ class ListSpec(AnswerSpec):
 class Decision:
     """One question put to one agent (or, with ``agent=None``, to the model's narrator).
 
-    ``kind`` names the decision ("fishery.effort", "port_of_mars.trade_offer"); an LLM
+    ``kind`` names the decision ("<game>.<decision>": "harvest.effort", "market.trade_offer"); an LLM
     backend picks its prompt template by it.  ``observation`` holds everything
     the agent may see, as plain data; a rule reads it in code, a template
     renders it in words.  ``fallback`` is the documented answer used when a

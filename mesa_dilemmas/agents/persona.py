@@ -38,7 +38,7 @@ class Persona:
     """Who an agent is, as far as any policy is concerned.
 
     ``disposition``: the norms paper's general / altruistic / selfish types.
-    ``svo_angle``: social value orientation in degrees (Port of Mars, paper 001).
+    ``svo_angle``: social value orientation in degrees (paper 001).
     ``cultural_group``: e.g. "hierarchical-individualist" (paper 001, Sec. 4.1).
     ``traits``: free-form trait words ("cooperative", "selfish", ...).
     ``strategy_text``: an initial personal strategy in natural language.

@@ -59,7 +59,7 @@ class Policy:
 class RulePolicy(Policy):
     """A policy written in code: ``decide`` dispatches on the last part of the kind.
 
-    ``fishery.effort`` is answered by the method ``effort(decision)``, so a rule
+    ``harvest.effort`` is answered by the method ``effort(decision)``, so a rule
     for a new decision is a new method and nothing else.
     """
 

@@ -23,7 +23,7 @@ point group ``mesa_dilemmas.policies`` (name -> ``"module:builder"``).
 How many play what: a group has ``count``, ``fraction`` (of the game's players) or explicit
 ``seats``.  Counted groups sit on seats drawn from the model's generator (``placement =
 "random"``) or on the first free seats (``"first"``); seats no group claims are played by the
-game's default rule player.  ``roles`` hold model-level policies, e.g. Port of Mars's meeting
+game's default rule player.  ``roles`` hold model-level policies, e.g. a game's meeting
 writer (``roles.meeting``).
 
 Example (TOML)::

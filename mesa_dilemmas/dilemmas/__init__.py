@@ -1,6 +1,6 @@
 """The games, one Mesa ``Model`` subclass each, found through an open registry.
 
-``game_model("fishery")`` or ``game_model("my_pkg.module:MyModel")``; see
+``game_model("<registered name>")`` or ``game_model("my_pkg.module:MyModel")``; see
 :mod:`mesa_dilemmas.dilemmas.registry`.
 """
 

@@ -11,9 +11,10 @@ slider ranges.
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import mesa
 from pydantic import BaseModel, ConfigDict, create_model
@@ -29,9 +30,9 @@ class DilemmaModel(mesa.Model):
 
     #: phase names in play order; each is implemented by ``phase_<name>``
     PHASES: ClassVar[tuple[str, ...]] = ()
-    #: short game name used by scenarios ("fishery", "public_goods", ...)
+    #: short game name used by scenarios (its registered name, e.g. "my_game")
     GAME: ClassVar[str] = ""
-    #: model-level roles a population may fill (Port of Mars: ``("meeting",)``)
+    #: model-level roles a population may fill (e.g. ``("meeting",)``)
     POPULATION_ROLES: ClassVar[tuple[str, ...]] = ()
     #: the directory of this game's LLM prompt templates (registered as ``GAME.<file stem>``)
     PROMPTS_DIR: ClassVar[Any] = None
@@ -109,3 +110,34 @@ def params_model(model_cls: type[mesa.Model]) -> type[BaseModel]:
         __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False),
         **fields,
     )
+
+
+def describe_params(model_cls: type[mesa.Model]) -> list[dict[str, str]]:
+    """Each parameter of a game as text: name, type, default, allowed range or values, and the
+    description its schema carries (for ``mesa-dilemmas params`` and the dashboard's tooltips)."""
+    import annotated_types
+
+    rows = []
+    for name, info in params_model(model_cls).model_fields.items():
+        annotation = info.annotation
+        values = typing.get_args(annotation) if typing.get_origin(annotation) is Literal else ()
+        bounds = []
+        for c in info.metadata:
+            for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+                if isinstance(c, getattr(annotated_types, attr.capitalize())):
+                    bounds.append(f"{sign} {getattr(c, attr)}")
+        allowed = " | ".join(map(repr, values)) if values else ", ".join(bounds)
+        type_name = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+        if values:
+            type_name = "choice"
+        default = "required" if info.is_required() else repr(info.default)
+        rows.append(
+            {
+                "name": name,
+                "type": type_name,
+                "default": default,
+                "allowed": allowed,
+                "description": info.description or "",
+            }
+        )
+    return rows

@@ -1,7 +1,7 @@
 """Prompts: a template registry keyed by decision kind, and a generic renderer.
 
-A game registers its templates once (``register_templates("fishery", dir)``
-maps ``dir/effort.txt`` to the kind ``fishery.effort``); a scenario may point
+A game registers its templates once (``register_templates("harvest", dir)``
+maps ``dir/effort.txt`` to the kind ``harvest.effort``); a scenario may point
 ``[llm] templates_dir`` at its own files, which win over the built-ins.  A kind
 with no template gets the generic prompt: a system text made from the agent's
 persona, the observation rendered as readable lines, and answer instructions
@@ -146,7 +146,7 @@ GAME_PREAMBLE = (
 def persona_text(persona: Persona | None) -> str:
     """The persona as generic second-person sentences (empty for a default persona).
 
-    A game with its own persona wording (Port of Mars) renders it beside the game and its
+    A game with its own persona wording renders it beside the game and its
     templates set their own ``system`` text; this is the fallback for templates that do not."""
     if persona is None:
         return ""

@@ -102,7 +102,7 @@ def resolve_experiment(name: str) -> Any:
 
 
 def resolve_figure(name: str, field: str = "figures") -> Any:
-    """A figure by its registered name (``"fishery.punishment_shock"``, entry point group
+    """A figure by its registered name (``"<game>.<figure>"``, entry point group
     ``mesa_dilemmas.figures``) or by its path (``"my_pkg.figures:draw"``)."""
     registered = extensions(FIGURES)
     if name in registered:
@@ -360,8 +360,8 @@ def load_raw(name_or_path: str) -> dict[str, Any]:
 
 def _scenario_hint(name: str, bundled: list[str]) -> str:
     """The bundled names nearest to ``name`` by the part after the game, those of the same game
-    first (``fishery/punishment_shok`` finds ``fishery/punishment_shock``; a misspelt game with
-    a right name, ``fishry/altruism``, finds ``fishery/altruism``)."""
+    first (``harvest/punishment_shok`` finds ``harvest/punishment_shock``; a misspelt game with
+    a right name, ``harvst/altruism``, finds ``harvest/altruism``)."""
     game, _, tail = name.rpartition("/")
     tails: dict[str, list[str]] = {}
     for full in bundled:

@@ -16,14 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import pandas as pd
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from mesa_dilemmas.scenarios.config import Scenario
-
-
-class NoOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass

@@ -55,6 +55,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.dilemmas.binary import prompts as binary_prompts
+from mesa_dilemmas.dilemmas.binary.game import binary_games
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
     from mesa_dilemmas.llm.settings import LLMSettings
     from mesa_dilemmas.scenarios.config import Scenario
 
-GAMES = ("public_goods", "collective_risk", "common_pool")
 DEFAULT_TRIES = 3
 #: reasons shown to the model when it is asked again (the rest are recorded only)
 SHOWN_PROBLEMS = 5
@@ -381,7 +381,8 @@ class WritingOptions(BaseModel):
         "collective",
         "exploitative",
     ]
-    games: list[str] = ["public_goods"]
+    #: C/D games (default: the first registered one)
+    games: list[str] = Field(default_factory=lambda: list(binary_games()[:1]))
     #: strategies per set (the paper: 512)
     n: Annotated[int, Field(ge=1, le=100_000)] = 8
     #: implementations tried per description
@@ -393,8 +394,8 @@ class WritingOptions(BaseModel):
     @classmethod
     def _games(cls, v: list[str]) -> list[str]:
         for g in v:
-            if g not in GAMES:
-                raise ValueError(f"unknown game {g!r}; allowed: {', '.join(GAMES)}")
+            if g not in binary_games():
+                raise ValueError(f"unknown game {g!r}; allowed: {', '.join(binary_games())}")
         return v
 
     @field_validator("models", "attitudes", "games")
@@ -480,7 +481,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "generate",
         help="an LLM writes a strategy set: descriptions, code, checks in the sandbox",
     )
-    p.add_argument("--game", required=True, help=f"one of {', '.join(GAMES)}")
+    p.add_argument("--game", required=True, help="a binary-action (C/D) game by its name")
     p.add_argument("--attitude", required=True, help="collective, exploitative or any word")
     p.add_argument("--model", required=True, help="LLM spec: local, openai:gpt-5-mini, replay:...")
     p.add_argument("-n", type=int, required=True, help="strategies to write")
@@ -509,8 +510,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from mesa_dilemmas import llm
     from mesa_dilemmas.llm import session
 
-    if args.game not in GAMES:
-        return _fail(f"--game: unknown game {args.game!r}; allowed: {', '.join(GAMES)}")
+    if args.game not in binary_games():
+        return _fail(f"--game: unknown game {args.game!r}; allowed: {', '.join(binary_games())}")
     if not args.attitude.strip() or len(args.attitude) > 60:
         return _fail("--attitude: give a word or short phrase")
     if args.n < 1:

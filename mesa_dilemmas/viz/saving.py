@@ -1,7 +1,7 @@
 """Where and how figures are written: one format per command (PNG, SVG or PDF), one resolution.
 
 ``mesa-dilemmas figures RUN_DIR --format svg`` (and ``run --figures --format``, ``analyse
-port_of_mars --format``) set the format for the figure functions they call; each function
+NAME --format``) set the format for the figure functions they call; each function
 names its file without caring about the suffix and saves through :func:`save`.
 """
 
@@ -34,10 +34,6 @@ def figure_format(fmt: str) -> Iterator[None]:
         yield
     finally:
         _format.reset(token)
-
-
-def current_format() -> str:
-    return _format.get()
 
 
 def save(fig: Figure, path: Path | str) -> Path:

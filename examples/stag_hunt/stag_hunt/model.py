@@ -52,12 +52,22 @@ class StagHuntModel(DilemmaModel):
     def __init__(
         self,
         *,
-        n_hunters: Annotated[int, Field(ge=2, le=500)] = 8,
-        threshold: Annotated[int, Field(ge=1, le=500)] = 5,
-        stag_payoff: Annotated[float, Field(gt=0, le=100)] = 4.0,
-        hare_payoff: Annotated[float, Field(ge=0, le=100)] = 1.0,
-        rounds: Annotated[int, Field(ge=1, le=1000)] = 30,
-        players: Population | None = None,
+        n_hunters: Annotated[int, Field(ge=2, le=500, description="hunters in the group")] = 8,
+        threshold: Annotated[
+            int, Field(ge=1, le=500, description="hunters needed to catch the stag")
+        ] = 5,
+        stag_payoff: Annotated[
+            float,
+            Field(gt=0, le=100, description="what each stag hunter gets when the stag is caught"),
+        ] = 4.0,
+        hare_payoff: Annotated[
+            float, Field(ge=0, le=100, description="what a hare hunter gets, always")
+        ] = 1.0,
+        rounds: Annotated[int, Field(ge=1, le=1000, description="rounds a game lasts")] = 30,
+        players: Annotated[
+            Population | None,
+            Field(description="who plays: a [population] table of rule and LLM groups"),
+        ] = None,
         rng: Any = None,
     ) -> None:
         super().__init__(rng=rng)

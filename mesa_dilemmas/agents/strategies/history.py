@@ -8,7 +8,7 @@ preallocated arrays, player-major so each player's own row is contiguous:
 * ``opp_coop[b, i, t]``  -- how many of its opponents cooperated (computed for
   all players at once, one vectorised subtraction per round);
 * ``coop[b, t]``         -- cooperators in the round;
-* ``stock[b, t]``        -- the resource at the start of round t (Common Pool only).
+* ``stock[b, t]``        -- the resource at the start of round t (games with a stock only).
 
 A :class:`PlayerHistory` is a fixed window on that store for one seat; it is
 created once per match and every property is a slice of a shared array, so
@@ -222,10 +222,10 @@ class PlayerHistory:
         store = self._store
         return store.last_mine[self._j] if store.round else None
 
-    # -- resource (Common Pool) ---------------------------------------------
+    # -- resource (games with a stock) --------------------------------------
     @property
     def stock(self) -> float | None:
-        """The resource stock now, before this round's extraction (None outside Common Pool)."""
+        """The resource stock now, before this round's extraction (None in a game without one)."""
         return None if self._s is None else float(self._s[self._store.round])
 
     @property

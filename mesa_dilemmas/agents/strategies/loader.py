@@ -7,10 +7,10 @@ description, its code and metadata.  On disk it is either
 * a **directory** holding ``strategy_set.toml`` and any number of ``*.py``
   modules::
 
-      name = "gpt-5-mini_exploitative_public_goods"
+      name = "gpt-5-mini_exploitative_my_game"
       source = "gpt-5-mini"            # who wrote the strategies
       attitude = "exploitative"        # "collective" | "exploitative" | free text
-      games = ["public_goods"]         # games the set was written for ([] = any)
+      games = ["my_game"]              # games the set was written for ([] = any)
       description = "..."
       modules = ["strategies.py"]      # default: every *.py except __init__.py
 

@@ -19,7 +19,7 @@ Each is named by a short spec string, ``"name"`` or ``"name(arg, ...)"``:
 ``tft_endgame(q, e)``  ``tft(q)`` that defects in the last e rounds
 ``grim(tol)``      grim trigger: cooperate until a round in which more than a
                    fraction tol of opponents defected, then defect forever
-``threshold(x)``   Collective Risk threshold strategy: cooperate first; then
+``threshold(x)``   threshold strategy (games with a threshold m): cooperate first; then
                    cooperate iff at least x opponents cooperated last round, so
                    that with me the threshold is reached; x defaults to m - 1
 =================  ==============================================================
@@ -209,7 +209,7 @@ class GrimTrigger(Strategy):
 
 
 class ThresholdCooperator(Strategy):
-    """Collective Risk: cooperate iff last round's cooperators would, with me, reach the threshold."""
+    """Threshold games: cooperate iff last round's cooperators would, with me, reach the threshold."""
 
     name = "threshold"
     description = (

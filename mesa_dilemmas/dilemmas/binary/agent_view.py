@@ -53,7 +53,7 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
     cooperated = sum(r["last action"] == "C" for r in rows)
     caption = f"round {t}: {cooperated} of {len(rows)} cooperated" if t else "no round played yet"
     m = getattr(game.rules, "m", None)
-    if m:  # collective risk: did this round reach the threshold?
+    if m:  # a threshold game: did this round reach the threshold?
         met = "met" if cooperated >= m else "missed"
         caption += f" (threshold m = {m}: {met})" if t else f" · threshold m = {m}"
     stock = getattr(game.store, "stock", None)
@@ -62,7 +62,7 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
     level = float(stock[0, t])
     capacity = float(getattr(game.rules, "capacity", 0) or max(level, 1.0))
     pool = {
-        "title": "Common pool",
+        "title": "Shared stock",
         "data": {"values": [{"what": "stock", "amount": level, "capacity": capacity}]},
         "width": 60, "height": 200,
         "encoding": {"x": {"field": "what", "type": "nominal", "title": None}},

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry
-from mesa_dilemmas.dilemmas.binary.game import BinaryGame, make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import BinaryGame, default_game, make_game, play_batch
 
 FEATURE_PLAYERS = 4
 FEATURE_ROUNDS = 5
@@ -96,7 +96,7 @@ def _entropy(seed: int, key: str) -> np.random.SeedSequence:
 
 def feature_vector(
     entry: StrategyEntry,
-    game: BinaryGame | str = "public_goods",
+    game: BinaryGame | str | None = None,
     rollouts: int = 50,
     seed: int = 0,
     game_params: dict[str, Any] | None = None,
@@ -104,9 +104,12 @@ def feature_vector(
 ) -> np.ndarray:
     """The 961-dimensional cooperation-rate vector of one strategy (see the module docstring).
 
+    ``game``: rules, or a C/D game's name (None: the first registered, :func:`default_game`).
     Sandboxed strategies that misbehave play the default action and are flagged;
     with ``flags`` given, the reasons are appended to it (the vector is then not
     the strategy's own behaviour)."""
+    if game is None:
+        game = default_game()
     if isinstance(game, str):
         game = make_game(game, FEATURE_PLAYERS, FEATURE_ROUNDS, **(game_params or {}))
     n, horizon = game.n_players, game.n_rounds
@@ -167,7 +170,7 @@ def feature_vector(
 
 def feature_matrix(
     entries: Sequence[StrategyEntry],
-    game: str = "public_goods",
+    game: str | None = None,
     rollouts: int = 50,
     seed: int = 0,
     game_params: dict[str, Any] | None = None,
@@ -175,11 +178,15 @@ def feature_matrix(
 ) -> np.ndarray:
     """(strategies, 961) feature vectors; each strategy seeded by its own name, so order-free.
 
+    ``game``: a C/D game's name (None: the first registered, :func:`default_game`).
+
     Without ``offenders`` the first strategy that raises (or changes the global
     random state) ends the call.  With it, every misbehaving strategy -- one that
     raises, or that the sandbox flags -- is listed there (index -> reason) and
     its row is NaN, and the others are still computed."""
-    rules = make_game(game, FEATURE_PLAYERS, FEATURE_ROUNDS, **(game_params or {}))
+    rules = make_game(
+        game or default_game(), FEATURE_PLAYERS, FEATURE_ROUNDS, **(game_params or {})
+    )
     if not entries:
         return np.zeros((0, feature_dimension()))
     if offenders is None:
@@ -200,7 +207,7 @@ def feature_matrix(
 
 
 def reference_features(
-    game: str = "public_goods",
+    game: str | None = None,
     rollouts: int = 50,
     seed: int = 0,
     specs: Sequence[str] = REFERENCE_SPECS,

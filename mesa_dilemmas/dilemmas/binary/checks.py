@@ -18,7 +18,6 @@ import numpy as np
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry, StrategySet
 
 OPPONENTS = ("all_c", "all_d", "rnd(0.5)", "tft(0.5)", "grim(0.25)")
-BINARY_GAMES = ("public_goods", "collective_risk", "common_pool")
 
 
 def check_strategy(
@@ -38,14 +37,14 @@ def check_strategy(
     random state is the worker's, which it seeds per batch, so that check is
     moot for it (and the time includes the round trip to the worker).
     """
-    from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+    from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game, play_batch, rules_of
 
     problems: list[str] = []
     rng = np.random.default_rng(seed)
     opponents = [StrategyEntry.reference(s) for s in OPPONENTS]
-    for game_name in games or entry.games or BINARY_GAMES:
+    for game_name in games or entry.games or binary_games():
         for n in sizes:
-            params = {"k": min(2.0, (1 + n) / 2)} if game_name == "public_goods" else {}
+            params = rules_of(game_name).example_params(n)
             game = make_game(game_name, n, 20, **params)
             lineups = []
             for _ in range(matches):
@@ -95,12 +94,12 @@ def is_deterministic(
     unless its own answers differ.  A strategy that passes is a function of the
     game and the history it sees: its answers may be memoised by history.
     """
-    from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+    from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game, play_batch, rules_of
 
     rng = np.random.default_rng(seed)
-    for game_name in games or entry.games or BINARY_GAMES:
+    for game_name in games or entry.games or binary_games():
         for n in sizes:
-            params = {"k": min(2.0, (1 + n) / 2)} if game_name == "public_goods" else {}
+            params = rules_of(game_name).example_params(n)
             game = make_game(game_name, n, 20, **params)
             lineups = [[entry if i == b % n else None for i in range(n)] for b in range(matches)]
             # opponents: each cooperates with its own probability, so histories vary widely
@@ -138,12 +137,12 @@ def is_anonymous(
     many cooperated, the stock), so its answers may be memoised by its own
     actions and the count of cooperators alone.
     """
-    from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+    from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game, play_batch, rules_of
 
     rng = np.random.default_rng(seed)
-    for game_name in games or entry.games or BINARY_GAMES:
+    for game_name in games or entry.games or binary_games():
         for n in sizes:
-            params = {"k": min(2.0, (1 + n) / 2)} if game_name == "public_goods" else {}
+            params = rules_of(game_name).example_params(n)
             game = make_game(game_name, n, 20, **params)
             rates = rng.random((matches, n - 1, 1))
             others = (rng.random((matches, n - 1, game.n_rounds)) < rates).astype(np.int8)
@@ -195,18 +194,15 @@ def screen_entries(
     error, a wrong answer, a hang, a crash, patching): no timing, so the screen
     gives the same answer on every machine.  Trusted entries are not screened.
     """
-    from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+    from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch, rules_of
 
     rng = np.random.default_rng(seed)
     opponents = [StrategyEntry.reference(s) for s in OPPONENTS]
     todo = [i for i, e in enumerate(entries) if not e.trusted]
     found: dict[int, str] = {}
+    rules = rules_of(game)
     for n in sizes:
-        params = dict(game_params or {})
-        if game == "public_goods":
-            params.setdefault("k", min(2.0, (1 + n) / 2))
-            if not 1 < float(params["k"]) < n:  # type: ignore[arg-type]
-                params["k"] = min(2.0, (1 + n) / 2)
+        params = rules.example_params(n, game_params)
         gm = make_game(game, n, rounds, **params)
         lineups, owner = [], []
         for i in todo:

@@ -23,8 +23,7 @@ import pandas as pd
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
 from mesa_dilemmas.dilemmas.binary import behaviour as bh
-
-BINARY_GAMES = ("public_goods", "collective_risk", "common_pool")
+from mesa_dilemmas.dilemmas.binary.game import binary_games, default_game, game_title
 
 
 @dataclass(frozen=True)
@@ -93,10 +92,10 @@ def analyse(
         raise ValueError("the same strategy set is given twice")
     if game is None:
         declared = [g for s in sets for g in s.games]
-        game = declared[0] if declared else "public_goods"
-    if game not in BINARY_GAMES:
+        game = declared[0] if declared else default_game()
+    if game not in binary_games():
         raise ValueError(
-            f"--game: {game!r} is not a binary-action game; choose from {', '.join(BINARY_GAMES)}"
+            f"--game: {game!r} is not a binary-action game; choose from {', '.join(binary_games())}"
         )
     tasks, owners = [], []
     for s, path in zip(sets, paths, strict=True):
@@ -196,7 +195,7 @@ def format_table(table: pd.DataFrame) -> str:
 
 def write_outputs(result: StrategyAnalysis, out: Path) -> list[Path]:
     """Write the table, features, PCA coordinates and the PCA scatter plot."""
-    from mesa_dilemmas.dilemmas.binary.figures import GAME_TITLES, pca_scatter
+    from mesa_dilemmas.dilemmas.binary.figures import pca_scatter
 
     out.mkdir(parents=True, exist_ok=True)
     set_labels = [s.name for s in result.sets for _ in range(len(result.features[s.name]))]
@@ -255,7 +254,7 @@ def write_outputs(result: StrategyAnalysis, out: Path) -> list[Path]:
         result.reference_coords,
         result.reference_labels,
         result.explained,
-        title=f"Strategy behaviour PCA: {GAME_TITLES.get(result.game, result.game)}",
+        title=f"Strategy behaviour PCA: {game_title(result.game)}",
     )
     return [*written, png]
 
@@ -300,9 +299,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("sets", nargs="+", metavar="SET", help="strategy set names or paths")
     p.add_argument(
         "--game",
-        choices=BINARY_GAMES,
         default=None,
-        help="game to evaluate in (default: the first set's declared game, else public_goods)",
+        help="the binary-action (C/D) game to evaluate in (default: the first set's declared "
+        "game, else the first registered C/D game)",
     )
     p.add_argument(
         "--rollouts", type=int, default=50, help="rollouts per opponent history (default 50)"

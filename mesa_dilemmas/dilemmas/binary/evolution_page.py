@@ -15,7 +15,7 @@ import numpy as np
 import solara
 
 from mesa_dilemmas.agents.strategies.loader import load_strategy_set, resolve_set_path
-from mesa_dilemmas.dilemmas.binary.game import make_game
+from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game
 from mesa_dilemmas.scenarios.cultural_evolution import (
     CulturalEvolutionOptions,
     Evolution,
@@ -28,7 +28,6 @@ from mesa_dilemmas.viz.dashboard.charts import Ref, Series
 from mesa_dilemmas.viz.dashboard.components import Chart, ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
-GAMES = ["public_goods", "collective_risk", "common_pool"]
 OPTIONS = ("population", "games_per_agent", "survivors", "mutation_rate", "threshold",
            "max_generations", "rounds")  # fmt: skip
 
@@ -79,8 +78,9 @@ class EvolutionView:
 
 def controls() -> dict[str, Any]:
     opts = CulturalEvolutionOptions
+    games = list(binary_games())  # every registered C/D game; the first is the default
     return {
-        "game": c.choice("game", "public_goods", GAMES),
+        "game": c.choice("game", games[0], games),
         "group_size": c.int_slider("group size n (divides the population)", 4, 2, 64),
         "population": c.slider(opts, "population", low=16, high=1024, step=16, value=512),
         "games_per_agent": c.slider(opts, "games_per_agent", high=10, label="games per agent"),

@@ -16,13 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
 
+from mesa_dilemmas.dilemmas.binary.game import game_title
 from mesa_dilemmas.viz.saving import save
-
-GAME_TITLES = {
-    "public_goods": "Public Goods Game",
-    "collective_risk": "Collective Risk Dilemma",
-    "common_pool": "Common Pool Resource",
-}
 
 
 def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, Any]:
@@ -34,6 +29,12 @@ def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, Any]:
 
 def _game(scenario: Any) -> str:
     return getattr(scenario, "game", "") if scenario is not None else ""
+
+
+def _title(scenario: Any) -> str:
+    """The scenario's game by its title (``TITLE`` of its rules), else by name."""
+    game = _game(scenario)
+    return game_title(game) if game else game
 
 
 def self_play(
@@ -89,7 +90,7 @@ def self_play(
     ax.set_xlabel("share of collective agents")
     ax.set_ylabel("mean normalised reward (± s.e.m.)")
     ax.set_xlim(0, 1)
-    ax.set_title(f"Self-play: {GAME_TITLES.get(_game(scenario), _game(scenario))}")
+    ax.set_title(f"Self-play: {_title(scenario)}")
     ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return [save(fig, run_dir / "self_play")]
 
@@ -114,7 +115,7 @@ def cultural_evolution(
     ax.set_xticks(x, [f"n = {n}" for n in sizes])
     ax.set_ylabel("runs won")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_title(f"Winning genes: {GAME_TITLES.get(_game(scenario), _game(scenario))}")
+    ax.set_title(f"Winning genes: {_title(scenario)}")
     ax.legend(frameon=False, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2)
     if steps is not None and len(steps):
         for ax, n in zip(axes[1:], sizes, strict=True):

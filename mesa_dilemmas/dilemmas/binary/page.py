@@ -26,6 +26,7 @@ from mesa_dilemmas.viz.dashboard import vega
 from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series
 from mesa_dilemmas.viz.dashboard.components import ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+from mesa_dilemmas.viz.dashboard.save_scenario import llm_table
 
 #: strategy colours: the palette without the green and red that mean C and D
 STRATEGY_COLORS = tuple(c for c in PALETTE if c not in ("#2ca02c", "#d62728"))
@@ -51,17 +52,19 @@ class BinaryView:
     players: list[str]  # seat labels: strategy names or "LLM"
     coop_rate: list[float]  # per round
     mean_payoff: list[float]  # per round
-    stock: list[float] | None  # start of each round and now (Common Pool)
+    stock: list[float] | None  # start of each round and now (a game with a resource stock)
     capacity: float | None
     totals: list[float]  # total payoff per player
     actions: np.ndarray  # (rounds played, players) bool
     welfare: tuple[float, float]  # min and max mean payoff per player per round, over a whole game
     exact: bool  # whether ``welfare`` and ``bounds_so_far`` are the true extremes
     metrics: dict[str, Any]
-    threshold: int | None = None  # collective risk: cooperators needed for the benefit (m)
+    threshold: int | None = None  # a threshold game: cooperators needed for the benefit (m)
     #: per round played: the worst and best possible average payoff over the rounds so far
     bounds_so_far: tuple[list[float], list[float]] = ([], [])
-    depleted_in: int | None = None  # common pool: the round that emptied the stock (it stays empty)
+    depleted_in: int | None = (
+        None  # a stock game: the round that emptied the stock (it stays empty)
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -72,7 +75,7 @@ def _prefix_bounds(
 
 
 def exact_bounds(rules: BinaryGame) -> bool:
-    """Whether the game's welfare bounds are the true extremes (the common pool's only for
+    """Whether the game's welfare bounds are the true extremes (a regrowing stock's only for
     regrowth g >= 2; below it they are the average of named plays, see its ``welfare_bounds``)."""
     return float(getattr(rules, "growth", 2.0)) >= 2.0
 
@@ -81,8 +84,8 @@ def bounds_so_far(rules: BinaryGame, t: int) -> tuple[float, float]:
     """(worst, best) possible mean payoff per player per round over the first ``t`` rounds.
 
     The game's ``welfare_bounds`` hold for the average over all its rounds; over fewer
-    rounds a stateful game allows more (one all-defect round 1 of the common pool pays
-    the whole stock, twice the best average of a 20-round game), so an average so far is
+    rounds a stateful game allows more (one all-defect round 1 of a game with a regrowing
+    stock pays the whole stock, twice the best average of a 20-round game), so an average so far is
     compared with the bounds of a game that lasts the rounds played."""
     params = tuple(sorted(rules.params().items()))
     return _prefix_bounds(type(rules), rules.n_players, max(1, t), params)
@@ -160,6 +163,27 @@ def build_for(game: str):  # noqa: ANN201 - a BuildFn
     return build
 
 
+def scenario_body(model: DashboardModel) -> dict[str, Any]:
+    """ "Save as scenario" (:attr:`GamePage.scenario_of`): the counts per strategy become the
+    seat order the page plays (``strategies``, one spec per seat), or with LLM players a
+    ``[population]`` with explicit seats."""
+    game, params = model.page.path, model.params
+    seats = lineup(game, params)
+    kwargs = game_kwargs(params, seats)
+    out: dict[str, Any] = {"params": kwargs, "max_steps": int(params["rounds"])}
+    if LLM not in seats:
+        kwargs["strategies"] = list(seats)
+        return out
+    groups: list[dict[str, Any]] = []
+    for spec in dict.fromkeys(seats):
+        where = [i for i, s in enumerate(seats) if s == spec]
+        kind = {"llm": model.llm_choice.spec} if spec == LLM else {"strategy": spec}
+        groups.append({**kind, "seats": where})
+    out["population"] = {"groups": groups}
+    out["llm"] = llm_table(model)
+    return out
+
+
 def _label(agent: Any) -> str:
     name = str(getattr(agent.policy, "name", ""))
     return LLM if name.startswith("llm:") else name.removeprefix("strategy:")
@@ -216,7 +240,7 @@ def _payoff_charts(view: BinaryView, rounds: list[int]) -> list[Any]:
     """Payoffs against the bounds that hold for what is plotted.
 
     A round's payoff is bounded per round (stateless games: by the number of cooperators;
-    common pool: by the stock it started with), an average over the rounds so far by the
+    a game with a stock: by the stock it started with), an average over the rounds so far by the
     best and worst plays over that many rounds (:func:`bounds_so_far`)."""
     lows, highs = view.bounds_so_far
     average = (np.cumsum(view.mean_payoff) / np.arange(1, len(view.mean_payoff) + 1)).tolist()
@@ -335,5 +359,5 @@ def binary_page(
         agent_labels=lambda model: {
             a.unique_id: f"player {i} ({_label(a)})" for i, a in enumerate(model.players)
         },
+        scenario_of=scenario_body,
     )
-

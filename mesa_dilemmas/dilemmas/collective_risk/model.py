@@ -37,6 +37,9 @@ class CollectiveRiskGame(BinaryGame):
     """Rules of the n-player Collective Risk Dilemma."""
 
     NAME = "collective_risk"
+    TITLE = "Collective Risk Dilemma"
+    ORDER = 2
+    PUBLISHED_AS = "CollectiveRiskDescription"
 
     def __init__(
         self, n_players: int, n_rounds: int = DEFAULT_ROUNDS, k: float = 2.0, m: int | None = None

@@ -27,7 +27,10 @@ class CommonPoolGame(BinaryGame):
     """Rules of the n-player Common Pool Resource game; the state is the stock."""
 
     NAME = "common_pool"
+    TITLE = "Common Pool Resource"
     HAS_STOCK = True
+    ORDER = 3
+    PUBLISHED_AS = "CommonPoolDescription"
 
     def __init__(
         self,

@@ -252,50 +252,158 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     def __init__(
         self,
         *,
-        n_rounds: Annotated[int, Field(ge=1, le=30)] = 9,
-        random_rounds: bool = False,
-        min_rounds: Annotated[int, Field(ge=1, le=30)] = 8,
-        max_rounds: Annotated[int, Field(ge=1, le=30)] = 12,
-        preset: Preset = "svo",
-        svo_angles: Annotated[Sequence[float], Field(min_length=5, max_length=5)] = (
+        n_rounds: Annotated[
+            int, Field(ge=1, le=30, description="rounds a game lasts (when random_rounds is off)")
+        ] = 9,
+        random_rounds: Annotated[
+            bool,
+            Field(
+                description="draw the game's length uniformly from min_rounds..max_rounds, unknown to the players"
+            ),
+        ] = False,
+        min_rounds: Annotated[
+            int, Field(ge=1, le=30, description="shortest game when random_rounds is on")
+        ] = 8,
+        max_rounds: Annotated[
+            int, Field(ge=1, le=30, description="longest game when random_rounds is on")
+        ] = 12,
+        preset: Annotated[
+            Preset,
+            Field(
+                description="how personas are chosen: SVO angles, cultural groups, trait sets or the online game's bot"
+            ),
+        ] = "svo",
+        svo_angles: Annotated[
+            Sequence[float],
+            Field(
+                min_length=5,
+                max_length=5,
+                description="with preset = svo: each seat's social value orientation angle, in degrees",
+            ),
+        ] = (
             -15.0,
             0.0,
             15.0,
             30.0,
             60.0,
         ),
-        cultural_groups: Annotated[Sequence[CulturalGroup], Field(min_length=5, max_length=5)] = (
+        cultural_groups: Annotated[
+            Sequence[CulturalGroup],
+            Field(
+                min_length=5,
+                max_length=5,
+                description="with preset = cultural: each seat's cultural group (or random)",
+            ),
+        ] = (
             "hierarchical-individualist",
             "hierarchical-communitarian",
             "egalitarian-individualist",
             "egalitarian-communitarian",
             "random",
         ),
-        traits: Annotated[Sequence[Trait], Field(min_length=5, max_length=5)] = (
+        traits: Annotated[
+            Sequence[Trait],
+            Field(
+                min_length=5,
+                max_length=5,
+                description="with preset = traits: each seat's trait set (or random)",
+            ),
+        ] = (
             "cooperative",
             "selfish",
             "cooperative",
             "selfish",
             "random",
         ),
-        roles: Annotated[Sequence[str], Field(max_length=5)] = (),
-        meeting: bool = True,
-        meeting_writer: Literal["rule", "llm"] = "rule",
-        meeting_chars: Annotated[int, Field(ge=200, le=1000)] = 900,
-        summary_chars: Annotated[int, Field(ge=40, le=400)] = 240,
-        meeting_turns: Annotated[int, Field(ge=0, le=3)] = 0,
-        leadership: Leadership = "none",
-        leader_seat: Annotated[int, Field(ge=-1, le=4)] = -1,
-        events_in_first_round: bool = False,
-        settle_final_round: bool = True,
-        life_as_usual_copies: Annotated[int, Field(ge=0, le=60)] = 12,
-        role_table: Literal["online", "paper"] = "online",
-        max_offers: Annotated[int, Field(ge=0, le=5)] = 1,
-        trade_rounds: Annotated[int, Field(ge=0, le=5)] = 1,
-        players: Population | None = None,
-        policy_factory: str = "rule",
-        llm_players: Annotated[int, Field(ge=0, le=5)] = 0,
-        llm: str = "local",
+        roles: Annotated[
+            Sequence[str],
+            Field(
+                max_length=5, description="the seats' roles in order (empty: the game's five roles)"
+            ),
+        ] = (),
+        meeting: Annotated[
+            bool,
+            Field(
+                description="hold the meeting before players invest (off: the no-communication condition)"
+            ),
+        ] = True,
+        meeting_writer: Annotated[
+            Literal["rule", "llm"],
+            Field(description="who writes the meeting: the rule narrator or a language model"),
+        ] = "rule",
+        meeting_chars: Annotated[
+            int, Field(ge=200, le=1000, description="longest meeting text, in characters")
+        ] = 900,
+        summary_chars: Annotated[
+            int,
+            Field(
+                ge=40,
+                le=400,
+                description="longest meeting summary a player is shown, in characters",
+            ),
+        ] = 240,
+        meeting_turns: Annotated[
+            int,
+            Field(ge=0, le=3, description="extra rounds of discussion in an LLM-written meeting"),
+        ] = 0,
+        leadership: Annotated[
+            Leadership,
+            Field(
+                description="leadership variant: none, vanilla (only the leader knows), announce (everyone knows) or unaware (only the others know)"
+            ),
+        ] = "none",
+        leader_seat: Annotated[
+            int, Field(ge=-1, le=4, description="the leader's seat (-1: drawn at random)")
+        ] = -1,
+        events_in_first_round: Annotated[
+            bool,
+            Field(description="draw events already in round 1 (the online game starts without)"),
+        ] = False,
+        settle_final_round: Annotated[
+            bool, Field(description="apply the last round's events and health loss before scoring")
+        ] = True,
+        life_as_usual_copies: Annotated[
+            int,
+            Field(
+                ge=0, le=60, description="copies of the calm 'life as usual' card in the event deck"
+            ),
+        ] = 12,
+        role_table: Annotated[
+            Literal["online", "paper"],
+            Field(description="resource prices per role: the online game's or the paper's table"),
+        ] = "online",
+        max_offers: Annotated[
+            int, Field(ge=0, le=5, description="trade offers each player may make per trade round")
+        ] = 1,
+        trade_rounds: Annotated[
+            int, Field(ge=0, le=5, description="trade rounds per game round")
+        ] = 1,
+        players: Annotated[
+            Population | None,
+            Field(
+                description="who plays: a [population] table of rule, LLM and strategy groups, and who writes the meeting"
+            ),
+        ] = None,
+        policy_factory: Annotated[
+            str,
+            Field(
+                description="shorthand for the rule seats: rule, reference_bot, random or module:callable"
+            ),
+        ] = "rule",
+        llm_players: Annotated[
+            int,
+            Field(
+                ge=0,
+                le=5,
+                description="shorthand: the first N seats are LLM players (model from llm)",
+            ),
+        ] = 0,
+        llm: Annotated[
+            str,
+            Field(
+                description="the model LLM players use, e.g. local or anthropic:claude-haiku-4-5"
+            ),
+        ] = "local",
         rng: Any = None,
         narrator: Policy | None = None,
     ) -> None:

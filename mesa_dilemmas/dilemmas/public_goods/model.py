@@ -7,6 +7,7 @@ contribution returns ``k / n < 1`` to its giver but ``k > 1`` to the group.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import numpy as np
@@ -25,6 +26,21 @@ class PublicGoodsGame(BinaryGame):
     """Rules of the n-player Public Goods Game."""
 
     NAME = "public_goods"
+    TITLE = "Public Goods Game"
+    ORDER = 1
+    PUBLISHED_AS = "PublicGoodsDescription"
+
+    @classmethod
+    def example_params(
+        cls, n_players: int, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """``k = min(2, (1 + n) / 2)`` unless the given k satisfies ``1 < k < n`` at this size."""
+        out = dict(params or {})
+        k = min(2.0, (1 + n_players) / 2)
+        out.setdefault("k", k)
+        if not 1 < float(out["k"]) < n_players:
+            out["k"] = k
+        return out
 
     def __init__(self, n_players: int, n_rounds: int = DEFAULT_ROUNDS, k: float = 2.0) -> None:
         super().__init__(n_players, n_rounds)

@@ -12,9 +12,10 @@ serves it.  The pieces:
 * :mod:`.components` -- the shared pieces every page uses (metrics, charts, tables,
   the page shell); :mod:`.llm_panel` -- transcripts and accounting of LLM agents;
 * :mod:`.save_scenario` -- "save as scenario": a page's game as a scenario TOML;
-  :mod:`.compare` -- the compare page (two settings of the fishery side by side);
-* one module per page: :mod:`.fishery`, :mod:`.binary` (the three binary-action
-  games), :mod:`.evolution` (cultural evolution), :mod:`.port_of_mars`;
+  :mod:`.compare` -- a compare page (two settings of one game side by side);
+  :mod:`.generic` -- the page of a game that brings none;
+* the pages themselves live in each game's package (``dilemmas/<game>/page.py``) and
+  are found through the entry point group ``mesa_dilemmas.pages``;
 * :mod:`.assets` -- the front-end files Solara loads from a CDN, installed from the
   npm registry for machines without internet access.
 

@@ -372,8 +372,8 @@ def default_params(controls: dict[str, Any]) -> dict[str, Any]:
 
 
 def navigation() -> None:
-    """The page tabs in the app bar, with the routes' labels ("public goods", not the route's
-    ``public_goods``, which Solara's default tabs show).  Call inside a page's render."""
+    """The page tabs in the app bar, with the routes' labels ("my game", not the route's
+    ``my_game``, which Solara's default tabs show).  Call inside a page's render."""
     router = solara.use_router()
     current, routes = solara.use_route(level=-1)
     if len(routes) < 2:

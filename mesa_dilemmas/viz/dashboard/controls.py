@@ -60,18 +60,10 @@ def constraint_range(info: FieldInfo) -> tuple[float | None, float | None, bool,
     return low, high, low_open, high_open
 
 
-#: units of the built-in games' parameters, by game class and parameter name (a field can also
-#: carry its own: ``Field(..., json_schema_extra={"unit": "fish"})``)
-UNITS: dict[tuple[str, str], str] = {
-    ("FisheryModel", "capacity"): "fish",
-    ("FisheryModel", "collapse_threshold"): "fish",
-}
-
-
 def unit_of(model_cls: Schema, name: str, info: FieldInfo) -> str:
-    """The parameter's unit: the field's own ``unit``, else :data:`UNITS`, else none."""
+    """The parameter's unit, from its schema: ``Field(..., json_schema_extra={"unit": "fish"})``."""
     extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-    return str(extra.get("unit") or UNITS.get((model_cls.__name__, name), ""))
+    return str(extra.get("unit") or "")
 
 
 def slider(
@@ -117,7 +109,12 @@ def slider(
         "step": cast(step),
     }
     unit = unit_of(model_cls, name, info) if unit is None else unit
-    return {**spec, "unit": unit} if unit else spec
+    return _described({**spec, "unit": unit} if unit else spec, info)
+
+
+def _described(spec: dict[str, Any], info: FieldInfo) -> dict[str, Any]:
+    """The spec with the parameter's description (the input's tooltip), when it has one."""
+    return {**spec, "description": info.description} if info.description else spec
 
 
 def select(model_cls: Schema, name: str, *, label: str | None = None) -> dict[str, Any]:
@@ -126,23 +123,25 @@ def select(model_cls: Schema, name: str, *, label: str | None = None) -> dict[st
     if typing.get_origin(info.annotation) is not typing.Literal:
         raise TypeError(f"{name}: a select needs a Literal parameter, not {info.annotation}")
     values = [str(v) for v in typing.get_args(info.annotation)]
-    return {
+    spec = {
         "type": "Select",
         "label": label or name.replace("_", " "),
         "value": str(info.default),
         "values": values,
     }
+    return _described(spec, info)
 
 
 def checkbox(model_cls: Schema, name: str, *, label: str | None = None) -> dict[str, Any]:
     info = field_of(model_cls, name)
     if info.annotation is not bool:
         raise TypeError(f"{name}: a checkbox needs a bool parameter, not {info.annotation}")
-    return {
+    spec = {
         "type": "Checkbox",
         "label": label or name.replace("_", " "),
         "value": bool(info.default),
     }
+    return _described(spec, info)
 
 
 def int_slider(

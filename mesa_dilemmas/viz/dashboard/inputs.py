@@ -72,6 +72,11 @@ class ValueBox(v.VuetifyTemplate):
     error = traitlets.Bool(False).tag(sync=True)
 
 
+def tooltip(spec: dict[str, Any]) -> dict[str, str]:
+    """The parameter's description from its schema, as the input's tooltip (``title``)."""
+    return {"title": spec["description"]} if spec.get("description") else {}
+
+
 @solara.component
 def NumberSlider(
     name: str, spec: dict[str, Any], value: Any, on_value: Callable[[Any], None]
@@ -102,7 +107,7 @@ def NumberSlider(
             current.set(number)
             on_value(number)
 
-    with solara.Div(classes=["mdd-param"], attributes={"data-param": name}):
+    with solara.Div(classes=["mdd-param"], attributes={"data-param": name, **tooltip(spec)}):
         solara.v.Slider(
             label=label,
             v_model=current.value,
@@ -146,7 +151,7 @@ def ParameterInputs(
             NumberSlider(name, spec, value, change)
             continue
         # ``data-value`` is the value the server holds (the browser tests wait for it)
-        with solara.Div(attributes={"data-param": name, "data-value": str(value)}):
+        with solara.Div(attributes={"data-param": name, "data-value": str(value), **tooltip(spec)}):
             if kind == "Select":
                 solara.Select(label, value=value, values=spec["values"], on_value=change)
             elif kind == "Checkbox":

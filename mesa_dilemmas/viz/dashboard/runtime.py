@@ -103,11 +103,6 @@ def play_tick() -> str | None:
     return None
 
 
-def stale_play_tick() -> bool:
-    """True for a tick of a Play loop that ❚❚ has already replaced (see :func:`play_tick`)."""
-    return play_tick() == "stale"
-
-
 @dataclass(frozen=True)
 class GamePage:
     """What one dashboard page is: its controls, how it builds and snapshots its game, its panels.
@@ -133,6 +128,10 @@ class GamePage:
     unit: str = "round"
     #: where the page sits in the menu (lower first; ties by path)
     order: int = 100
+    #: "save as scenario": the scenario's body (TOML data: ``params``, ``strategies``,
+    #: ``population``, ``llm``, ``max_steps``) for the game a :class:`DashboardModel` shows;
+    #: None: the page's parameters are the game's own (see :mod:`.save_scenario`)
+    scenario_of: Callable[[Any], dict[str, Any]] | None = None
 
 
 def default_agent_labels(game: Any) -> dict[int, str]:

@@ -8,12 +8,13 @@ round (the browser test compares the page's numbers with the run's ``steps.parqu
 
 What the file holds, per page:
 
-* fishery, Port of Mars and pages of installed games: the page's parameters are the
-  game's own, written to ``[params]`` as they are (``llm`` = the LLM spec when LLM
-  agents take part);
-* public goods, collective risk, common pool: the page's counts per strategy become the
-  seat order the page plays (``strategies``, one spec per seat), or with LLM players a
-  ``[population]`` with explicit seats;
+* a page whose parameters are the game's own (most games, and pages of installed games):
+  they are written to ``[params]`` as they are (``llm`` = the LLM spec when LLM agents
+  take part);
+* a page that says otherwise (its ``GamePage.scenario_of``) writes the body itself -- the
+  C/D games' pages, whose counts per strategy become the seat order the page plays
+  (``strategies``, one spec per seat), or with LLM players a ``[population]`` with
+  explicit seats;
 * cultural evolution: the ``cultural_evolution`` experiment with one run of the page's
   group size (``[options]``).  Its runs derive their generators differently from the page,
   so the file repeats the page's settings, not its numbers.
@@ -30,29 +31,10 @@ import tomli_w
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
 
 
-def _llm_table(model: DashboardModel) -> dict[str, Any]:
+def llm_table(model: DashboardModel) -> dict[str, Any]:
+    """The page's LLM answer mode and reply length, as the scenario's ``[llm]``."""
     choice = model.llm_choice
     return {"answer_mode": choice.answer_mode, "max_tokens": choice.max_tokens}
-
-
-def _binary(model: DashboardModel) -> dict[str, Any]:
-    from mesa_dilemmas.dilemmas.binary.page import LLM, game_kwargs, lineup
-
-    game, params = model.page.path, model.params
-    seats = lineup(game, params)
-    kwargs = game_kwargs(params, seats)
-    out: dict[str, Any] = {"params": kwargs, "max_steps": int(params["rounds"])}
-    if LLM not in seats:
-        kwargs["strategies"] = list(seats)
-        return out
-    groups: list[dict[str, Any]] = []
-    for spec in dict.fromkeys(seats):
-        where = [i for i, s in enumerate(seats) if s == spec]
-        kind = {"llm": model.llm_choice.spec} if spec == LLM else {"strategy": spec}
-        groups.append({**kind, "seats": where})
-    out["population"] = {"groups": groups}
-    out["llm"] = _llm_table(model)
-    return out
 
 
 def _evolution(model: DashboardModel) -> dict[str, Any]:
@@ -71,15 +53,15 @@ def _model_params(model: DashboardModel) -> dict[str, Any]:
     out: dict[str, Any] = {"params": params}
     if model.n_llm_agents:
         params["llm"] = model.llm_choice.spec
-        out["llm"] = _llm_table(model)
+        out["llm"] = llm_table(model)
     return out
 
 
 def scenario_dict(model: DashboardModel) -> dict[str, Any]:
     """The scenario (as TOML data) of the game ``model`` is showing."""
     page = model.page
-    if page.path in ("public_goods", "collective_risk", "common_pool"):
-        body = _binary(model)
+    if page.scenario_of is not None:
+        body = page.scenario_of(model)
     elif page.path == "cultural_evolution":
         body = _evolution(model)
     else:

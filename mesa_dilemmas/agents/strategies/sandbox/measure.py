@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import re
 import shutil
 import subprocess
@@ -35,17 +36,21 @@ DRIVER = (
     "from mesa_dilemmas.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
-_LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. )?([a-z0-9_]+)(?:\(| resumed>)(.*)$")
+_LINE = re.compile(r"^([a-z0-9_]+)\((.*)$")
 #: calls whose arguments the allowlist restricts: show them
 _ARGS = {"openat", "ioctl", "fcntl", "kill", "tgkill", "prlimit64"}
 
 
 def commands(out: Path) -> list[list[str]]:
+    """The runs traced (paths relative to the checkout, which is the runs' working directory)."""
+    corpus = CORPUS.relative_to(ROOT)
     sets = [
-        str(CORPUS / "published" / "public_goods_collective.py"),
-        str(CORPUS / "generated" / "collective"),
-        str(CORPUS / "generated" / "exploitative"),
+        str(corpus / "published" / "public_goods_collective.py"),
+        str(corpus / "generated" / "collective"),
+        str(corpus / "generated" / "exploitative"),
+        str(corpus / "benign.py"),
     ]
+    mix = [f"{corpus / 'benign.py'}:{name}" for name in ("LazyImports", "BigArrays")]
     return [
         ["analyse", "strategies", *sets, "--rollouts", "2", "--no-progress",
          "--out", str(out / "an")],
@@ -57,34 +62,38 @@ def commands(out: Path) -> list[list[str]]:
          "--set", "options.population=16", "--set", "options.survivors=4",
          "--set", "options.group_sizes=[4]", "--set", "options.runs=1",
          "--set", "options.max_generations=2",
-         "--set", f'options.sets=["{CORPUS / "published" / "common_pool_exploitative.py"}", '
+         "--set", f'options.sets=["{corpus / "published" / "common_pool_exploitative.py"}", '
                   '"reference_collective"]'],
+        ["run", "public_goods/reference_mix", "--no-progress", "--out", str(out / "rm"),
+         "--set", "replications=1", "--set", "max_steps=3", "--set", "params.rounds=3",
+         "--set", "grid.n_players=[4]",
+         "--set", f"params.strategies={json.dumps([*mix, 'all_c', 'tft(0.5)'])}"],
     ]  # fmt: skip
 
 
-def parse(trace: Path) -> tuple[collections.Counter[str], dict[str, collections.Counter[str]]]:
-    """Calls after each worker's seccomp filter, summed over workers; arguments of some."""
+def parse(traces: list[Path]) -> tuple[collections.Counter[str], dict[str, collections.Counter[str]]]:
+    """Calls after each worker's seccomp filter (one trace file per process, ``strace -ff``),
+    summed over workers; the arguments of the calls the allowlist restricts by argument."""
     counts: collections.Counter[str] = collections.Counter()
     args: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    confined: set[str] = set()
-    for line in trace.read_text(errors="replace").splitlines():
-        m = _LINE.match(line)
-        if m is None:
-            continue
-        pid, name, rest = m.groups()
-        if name == "seccomp" and "SECCOMP_SET_MODE_FILTER" in rest:
-            confined.add(pid)
-            continue
-        if pid not in confined or "resumed>" in line:
-            continue
-        counts[name] += 1
-        if name in _ARGS:
-            shown = rest.split(") =")[0]
-            if name == "openat":
-                shown = shown.split(", ")[-1]  # the flags
-            elif name in ("ioctl", "fcntl"):
-                shown = shown.split(", ")[1]
-            args[name][shown] += 1
+    for trace in traces:
+        confined = False
+        for line in trace.read_text(errors="replace").splitlines():
+            m = _LINE.match(line)
+            if m is None:
+                continue
+            name, rest = m.groups()
+            if not confined:
+                confined = name == "seccomp" and "SET_MODE_FILTER" in rest and rest.endswith("= 0")
+                continue
+            counts[name] += 1
+            if name in _ARGS:
+                shown = rest.split(") =")[0]
+                if name == "openat":
+                    shown = shown.split(", ")[-1]  # the flags
+                elif name in ("ioctl", "fcntl"):
+                    shown = shown.split(", ")[1]
+                args[name][shown] += 1
     return counts, args
 
 
@@ -101,13 +110,15 @@ def main() -> int:
     total: collections.Counter[str] = collections.Counter()
     seen: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for i, cmd in enumerate(commands(work)):
-        trace = work / f"trace{i}.txt"
+        prefix = work / f"trace{i}"
         subprocess.run(
-            [strace, "-f", "-qq", "-s", "0", "-o", str(trace), sys.executable, "-c", DRIVER, *cmd],
+            [strace, "-ff", "-qq", "-s", "0", "-o", str(prefix), sys.executable, "-c", DRIVER,
+             *cmd],
             check=True,
             stdout=subprocess.DEVNULL,
-        )
-        counts, args = parse(trace)
+            cwd=ROOT,
+        )  # fmt: skip
+        counts, args = parse(sorted(work.glob(f"trace{i}.*")))
         total.update(counts)
         for name, c in args.items():
             seen[name].update(c)

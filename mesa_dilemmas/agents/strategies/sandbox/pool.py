@@ -183,7 +183,6 @@ class Sandbox:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=env,
-            cwd="/",
             start_new_session=True,  # its own process group: killed as a whole
         )
         for fd in (req_r, resp_w, prog_fd):

@@ -1,8 +1,9 @@
 """The words of the strategy-writing pipeline for the binary-action games (paper 002, Sec. 4.1).
 
-Plain data, written in our own words: ``<game>.toml`` explains one game's rules
-with its parameters as symbols (a
-strategy is played at many group sizes and reads the values from ``self.game``); ``writing.toml`` holds the description prompt,
+Plain data, written in our own words: each game's package explains its rules with its
+parameters as symbols, in the file its rules class names (``BinaryGame.WRITING_PROMPT``,
+``strategy_writing.toml`` beside its model; a strategy is played at many group sizes and
+reads the values from ``self.game``); ``writing.toml`` here holds the description prompt,
 the code prompt (the strategy interface) and the attitude glosses.  The
 attitude is a parameter: the words in ``[attitudes]`` are explained, any other
 word is used as it is.  The pipeline itself (LLM calls, checks, retries) is
@@ -20,15 +21,30 @@ HERE = Path(__file__).parent
 
 
 @cache
+def _read(path: Path) -> dict[str, Any]:
+    return tomllib.loads(path.read_text())
+
+
 def _table(name: str) -> dict[str, Any]:
-    return tomllib.loads((HERE / f"{name}.toml").read_text())
+    return _read(HERE / f"{name}.toml")
+
+
+def _game_table(game: str) -> dict[str, Any]:
+    """The game's own strategy-writing table (``rules``, ``params``), from its package."""
+    from mesa_dilemmas.dilemmas.binary.game import rules_of
+
+    try:
+        path = rules_of(game).writing_prompt()
+    except ValueError:
+        path = None
+    if path is None or not path.is_file():
+        raise ValueError(f"game: no strategy-writing prompt for {game!r}")
+    return _read(path)
 
 
 def game_rules(game: str) -> str:
     """The rules of ``game``, its parameters as symbols (a strategy reads their values)."""
-    if not (HERE / f"{game}.toml").is_file():
-        raise ValueError(f"game: no strategy-writing prompt for {game!r}")
-    return _table(game)["rules"]
+    return _game_table(game)["rules"]
 
 
 def attitude_gloss(attitude: str) -> str:
@@ -37,10 +53,13 @@ def attitude_gloss(attitude: str) -> str:
 
 
 def _common(game: str, attitude: str) -> dict[str, str]:
-    stock = game == "common_pool"
-    names = [p.partition(" = ")[0] for p in _table(game)["params"]]
+    from mesa_dilemmas.dilemmas.binary.game import rules_of
+
+    table = _game_table(game)
+    stock = rules_of(game).HAS_STOCK
+    names = [p.partition(" = ")[0] for p in table["params"]]
     return {
-        "rules": game_rules(game),
+        "rules": table["rules"],
         "attitude": attitude,
         "attitude_gloss": attitude_gloss(attitude),
         "stock_clause": " -- and the stock at the start of every round, the current one included"
