@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a bundled scenario or a TOML file")
     p.add_argument(
         "scenario",
-        help="bundled name (GAME/SCENARIO, as `mesa-dilemmas scenarios` lists them) or path to a .toml",
+        help="bundled name (GAME/SCENARIO: see `mesa-dilemmas scenarios`) or path to a .toml",
     )
     p.add_argument("--out", help="run directory (default runs/<scenario>-<timestamp>)")
     p.add_argument(

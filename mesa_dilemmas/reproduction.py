@@ -8,7 +8,7 @@ section or figure, and a function that reads the experiment's run directory and 
 number, its uncertainty, the test used and a verdict.  Each game brings its own claims: a
 module registered in the entry point group ``mesa_dilemmas.claims`` with ``EXPERIMENTS``,
 ``CLAIMS`` and, optionally, ``SECTIONS`` (functions that add a section to the report, e.g. a
-robustness check).
+robustness check) and ``PAPERS`` (paper id -> the title the report gives it).
 """
 
 from __future__ import annotations
@@ -66,6 +66,16 @@ def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]
         sections += list(getattr(module, "SECTIONS", []))
     claims.sort(key=lambda c: -int(c.paper) if c.paper.isdigit() else 0)  # stable within a paper
     return experiments, claims, sections
+
+
+def registered_papers() -> dict[str, str]:
+    """Paper id -> title, from the registered claim modules' ``PAPERS``, in the papers' order."""
+    from mesa_dilemmas.dilemmas.registry import CLAIMS, load_extensions
+
+    papers: dict[str, str] = {}
+    for module in load_extensions(CLAIMS).values():
+        papers.update(getattr(module, "PAPERS", {}))
+    return dict(sorted(papers.items()))
 
 
 def finished_run(run_dir: Path, scenario: str, mode: Mode) -> float | None:
@@ -172,13 +182,6 @@ def draw_figures(report: Report, out: Path) -> dict[str, list[str]]:
     return drawn
 
 
-PAPERS = {
-    "001": "Slumbers, Leibo, Janssen — Port of Mars with LLM players",
-    "002": "Willis et al. — collective behaviour of hundreds of LLM agents",
-    "003": "Gupta et al. — social learning and collective norm formation",
-}
-
-
 def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Path:
     """``out/reproduction.md`` and ``out/reproduction.json``."""
     counts = pd.Series([o.verdict.status for o in report.outcomes]).value_counts().to_dict()
@@ -201,18 +204,19 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         "Verdicts: " + ", ".join(f"**{k}** {v}" for k, v in sorted(counts.items())) + ".",
         "",
         "Claims are the papers' findings in our words, with the section or figure they come from.",
-        "Only experiments that need no paid provider run here: the rule-based validations of paper",
-        "003, the binary games' self-play and cultural evolution on the bundled reference strategy",
-        "sets (paper 002), and Port of Mars with rule players (paper 001). LLM experiments need a",
-        "provider or a bundled recording and are listed as not run.",
+        "Only experiments that need no paid provider run here: games played by rule players and",
+        "by the bundled reference strategy sets. LLM experiments need a provider or a bundled",
+        "recording and are listed as not run.",
         "",
     ]
-    for paper, title in PAPERS.items():
+    papers = registered_papers()
+    for paper in sorted({*papers, *(o.claim.paper for o in report.outcomes)}):
+        title = papers.get(paper, "")
         outcomes = [o for o in report.outcomes if o.claim.paper == paper]
         if not outcomes:
             continue
         lines += [
-            f"## Paper {paper}: {title}",
+            f"## Paper {paper}" + (f": {title}" if title else ""),
             "",
             "| where | claim | ours | test | verdict |",
             "|---|---|---|---|---|",

@@ -9,8 +9,9 @@ to the same contract before the runner, ``batch_run`` and the dashboard rely on 
 
 The checks, each a function of its own so a test can run one:
 
-``check_schema``        the keyword parameters build a schema; every declared bound, choice and
-                        unknown key is rejected when broken (``--set`` and scenarios rely on it)
+``check_schema``        the keyword parameters build a schema and each has a description; every
+                        declared bound, choice and unknown key is rejected when broken (``--set``
+                        and scenarios rely on it)
 ``check_determinism``   the same seed gives the same model reporters, step by step
 ``check_batch_run``     two steps through Mesa's ``batch_run`` produce rows
 ``check_run_metrics``   every name in ``RUN_METRICS`` is a model reporter
@@ -105,6 +106,14 @@ def check_schema(model_cls: type[mesa.Model]) -> None:
         pass
     else:
         _fail("check_schema", "an unknown parameter is accepted")
+    undescribed = [name for name, info in schema.model_fields.items() if not info.description]
+    if undescribed:
+        _fail(
+            "check_schema",
+            f"parameters without a description: {', '.join(undescribed)} (give each "
+            "Annotated[..., Field(description=...)]; the CLI's params listing and the dashboard "
+            "show it)",
+        )
     for name, info in schema.model_fields.items():
         for value in _bad_values(info.annotation, info.metadata):
             try:

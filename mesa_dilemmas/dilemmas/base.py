@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, ClassVar, Literal
 
 import mesa
 from pydantic import BaseModel, ConfigDict, create_model
 
+from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.broker import DecisionBroker
 from mesa_dilemmas.agents.decisions import Decision
+from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.agents.population import Population, population_table
+from mesa_dilemmas.agents.population import Group, Population, population_table
 
 
 class DilemmaModel(mesa.Model):
@@ -73,6 +75,39 @@ class DilemmaModel(mesa.Model):
         datacollector = getattr(self, "datacollector", None)
         if datacollector is not None:
             datacollector.collect(self)
+
+    def seat_players(
+        self,
+        n: int,
+        *,
+        rules: Mapping[str, Callable[..., Policy]],
+        persona_of: Callable[[int, Group | None], Persona] | None = None,
+        agent_of: Callable[[int, Policy, Persona], DilemmaAgent] | None = None,
+    ) -> list[DilemmaAgent]:
+        """Seat ``n`` players, seat by seat: the population says which group sits where
+        (``self.population``), ``persona_of(seat, group)`` gives the seat's persona (default:
+        the group's persona fields over a plain one), the group's policy is built for it (a rule
+        player from ``rules``, a language model, a strategy), and ``agent_of(seat, policy,
+        persona)`` makes the agent (default: a :class:`DilemmaAgent`). Each agent knows its
+        ``slot``; every random draw happens in seat order, so a seed seats the same players."""
+        seated: list[DilemmaAgent] = []
+        for seat, group in enumerate(self.population.assign(n, self.rng)):
+            persona = (
+                self.population.persona_for(group, Persona())
+                if persona_of is None
+                else persona_of(seat, group)
+            )
+            policy = self.population.build(
+                group, model=self, seat=seat, persona=persona, rules=rules
+            )
+            agent = (
+                DilemmaAgent(self, policy, persona)
+                if agent_of is None
+                else agent_of(seat, policy, persona)
+            )
+            agent.slot = seat
+            seated.append(agent)
+        return seated
 
     @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:

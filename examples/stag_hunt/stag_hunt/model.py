@@ -14,7 +14,7 @@ from typing import Annotated, Any, ClassVar
 import mesa
 from pydantic import Field
 
-from mesa_dilemmas.agents import ChoiceSpec, Decision, DilemmaAgent, Persona, RulePolicy
+from mesa_dilemmas.agents import ChoiceSpec, Decision, RulePolicy
 from mesa_dilemmas.agents.population import Population
 from mesa_dilemmas.dilemmas.base import DilemmaModel
 
@@ -75,12 +75,9 @@ class StagHuntModel(DilemmaModel):
         self.threshold, self.stag_payoff, self.hare_payoff = threshold, stag_payoff, hare_payoff
         self.rounds = rounds
         self.population = self.population_from_params({"players": players})
-        for seat, group in enumerate(self.population.assign(n_hunters, self.rng)):
-            persona = self.population.persona_for(group, Persona())
-            policy = self.population.build(
-                group, model=self, seat=seat, persona=persona, rules=RULE_PLAYERS
-            )
-            DilemmaAgent(self, policy, persona).slot = seat
+        self.seat_players(
+            n_hunters, rules=RULE_PLAYERS
+        )  # one agent per seat, as the population says
         self.last_hunt, self.stag_share, self.mean_payoff, self.caught = "none yet", 0.0, 0.0, 0
         self.datacollector = mesa.DataCollector(
             model_reporters={

@@ -8,6 +8,9 @@ import pandas as pd
 
 from mesa_dilemmas.analysis.verdicts import read_runs
 
+#: the paper the C/D games' claims come from, titled for the reproduction report
+PAPERS = {"002": "Willis et al. — collective behaviour of hundreds of LLM agents"}
+
 
 def wins_by_attitude(run_dir: Path) -> pd.DataFrame:
     """Cultural evolution: how many runs each attitude won, per group size."""

@@ -12,6 +12,7 @@ from mesa_dilemmas.analysis.verdicts import (
     fmt,
     read_runs,
 )
+from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 
 EXPERIMENTS = [
     Experiment("cr_self_play", "collective_risk/self_play",
@@ -28,7 +29,6 @@ CR_PEAK_NOTE = (
     "LLM-written collective strategies that cooperate regardless.  Point options.collective_set "
     "at LLM-written sets to test the claim as the paper makes it."
 )
-
 
 
 def judge_cr_peak(run_dir: Path) -> Verdict:
@@ -50,7 +50,6 @@ def judge_cr_peak(run_dir: Path) -> Verdict:
         "welfare by collective share: peak below 100% and above it by > 2 s.e.",
         status,
     )
-
 
 
 CLAIMS = [

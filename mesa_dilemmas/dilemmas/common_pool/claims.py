@@ -15,6 +15,7 @@ from mesa_dilemmas.analysis.verdicts import (
     p_text,
     read_runs,
 )
+from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 from mesa_dilemmas.dilemmas.binary.judges import wins_by_attitude
 
 EXPERIMENTS = [
@@ -39,7 +40,6 @@ CP_SIZE_NOTE = (
 )
 
 
-
 def judge_cp_group_size(run_dir: Path) -> Verdict:
     runs = read_runs(run_dir)
     full = runs[runs["frac_collective"] == 1.0]
@@ -55,7 +55,6 @@ def judge_cp_group_size(run_dir: Path) -> Verdict:
     )
 
 
-
 def judge_cp_group_selection(run_dir: Path) -> Verdict:
     wins = wins_by_attitude(run_dir)
     if 4 not in wins.index:
@@ -65,7 +64,6 @@ def judge_cp_group_selection(run_dir: Path) -> Verdict:
     p = float(stats.binomtest(int(col), total, 0.5, alternative="greater").pvalue)
     return Verdict(f"n=4: collective wins {int(col)}/{total}", f"one-sided binomial test against 1/2, {p_text(p)}",
                    direction(col / total - 0.5, p))  # fmt: skip
-
 
 
 CLAIMS = [

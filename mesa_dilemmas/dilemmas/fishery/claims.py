@@ -26,6 +26,9 @@ from mesa_dilemmas.analysis.verdicts import (
 )
 from mesa_dilemmas.dilemmas.fishery.robustness_section import robustness_section
 
+#: the paper these claims come from, titled for the reproduction report
+PAPERS = {"003": "Gupta et al. — social learning and collective norm formation"}
+
 EXPERIMENTS = [
     Experiment("shock", "fishery/punishment_shock",
                tiny=["replications=2", "max_steps=36"], quick=["replications=40"]),
@@ -47,12 +50,10 @@ def _shock_pairs(
     return per[0].to_numpy(), per[15].to_numpy()
 
 
-
 def _paired(kept: np.ndarray, off: np.ndarray) -> float:
     if len(kept) < 2 or np.allclose(kept, off):
         return math.nan
     return float(stats.wilcoxon(kept, off).pvalue)
-
 
 
 def _judge_shock(run_dir: Path, column: str, steps: range, digits: int) -> Verdict:
@@ -69,20 +70,16 @@ def _judge_shock(run_dir: Path, column: str, steps: range, digits: int) -> Verdi
     )
 
 
-
 def judge_shock_compliance(run_dir: Path) -> Verdict:
     return _judge_shock(run_dir, "compliance", range(16, 26), 2)
-
 
 
 def judge_shock_effort_compliance(run_dir: Path) -> Verdict:
     return _judge_shock(run_dir, "effort_compliance", range(16, 26), 3)
 
 
-
 def judge_shock_stock(run_dir: Path) -> Verdict:
     return _judge_shock(run_dir, "stock", range(30, 36), 1)
-
 
 
 def judge_beta_survival(run_dir: Path) -> Verdict:
@@ -106,11 +103,9 @@ def judge_beta_survival(run_dir: Path) -> Verdict:
     )
 
 
-
 def _survival(runs: pd.DataFrame, ratio: float, r: float) -> np.ndarray:
     cell = runs[np.isclose(runs["altruism_ratio"], ratio) & np.isclose(runs["growth_rate"], r)]
     return cell["survival_time"].to_numpy(dtype=float)
-
 
 
 def judge_altruism_harsh(run_dir: Path) -> Verdict:
@@ -127,7 +122,6 @@ def judge_altruism_harsh(run_dir: Path) -> Verdict:
         f"Mann-Whitney altruistic vs selfish ({len(alt)} + {len(sel)} runs), {p_text(p)}",
         direction(float(alt.mean() - sel.mean()), p),
     )
-
 
 
 def judge_altruism_rich(run_dir: Path) -> Verdict:
@@ -149,7 +143,6 @@ def judge_altruism_rich(run_dir: Path) -> Verdict:
     )
 
 
-
 def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
     runs = read_runs(run_dir)
     sel, alt = _survival(runs, 0.0, 0.6), _survival(runs, 1.0, 0.6)
@@ -162,14 +155,12 @@ def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
                    f"Mann-Whitney, {p_text(p)}", direction(float(sel.mean() - alt.mean()), p))  # fmt: skip
 
 
-
 EFFORT_COMPLIANCE_NOTE = (
     "few villagers keep their effort within the cap in either arm (a fine costs wealth but does "
     "not change the punished villager's strategy, so efforts stay high), so the difference is "
     "small against its noise; the direction holds, and the effort rise and stock drop behind it "
     "hold in every neighbour of the robustness check."
 )
-
 
 
 RICH_LAKE_NOTE = (
@@ -184,7 +175,6 @@ RICH_LAKE_NOTE = (
 )
 
 
-
 SHOCK_HARVEST_NOTE = (
     "compliance read as harvest within the cap (h <= G) hardly moves because switching punishment "
     "off lowers the stock, and with it every catch, so catches slip under G while effort rises; "
@@ -192,7 +182,6 @@ SHOCK_HARVEST_NOTE = (
     "costs wealth and does not change the punished villager's strategy, so deterrence works only "
     "through imitation and the effect is smaller than the paper's figure."
 )
-
 
 
 CLAIMS = [

@@ -55,6 +55,7 @@ from pydantic import Field
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, NumberSpec, StructSpec, TextSpec
 from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Group, Population, population_table
 from mesa_dilemmas.dilemmas.base import DilemmaModel
 from mesa_dilemmas.dilemmas.fishery.language import (
@@ -380,34 +381,32 @@ class FisheryModel(DilemmaModel):
         self.population = self.population_from_params(
             {"players": players, "llm_agents": llm_agents, "llm": llm}
         )
-        seats = self.population.assign(n, self.rng)
-        for slot, disposition in enumerate(dispositions):
+
+        def persona_of(slot: int, group: Group | None) -> Persona:
+            disposition = dispositions[slot]
             e, m, p, g = draw_strategy(
                 self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max)
             )
-            self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot], self.norm[slot] = (
-                e,
-                m,
-                p,
-                g,
-            )
+            self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot] = e, m, p
+            self.norm[slot] = g
             self.effort[slot] = e
-            group = seats[slot]
             persona = self.population.persona_for(group, Persona(disposition=disposition))
-            text = None
             if (
                 group is not None and group.kind != "rule"
             ):  # a language villager: its norms are text
                 text = persona.strategy_text or initial_strategy(persona.disposition, self.rng)
                 persona = replace(persona, strategy_text=text)
                 self.language[slot] = True
-            policy = self.population.build(
-                group, model=self, seat=slot, persona=persona, rules=RULE_PLAYERS
-            )
+            return persona
+
+        def villager(slot: int, policy: Policy, persona: Persona) -> Villager:
             agent = Villager(self, policy, persona)
-            agent.slot = slot
-            agent.norm_text = text
-            self.villagers.append(agent)
+            agent.norm_text = persona.strategy_text if self.language[slot] else None
+            return agent
+
+        self.villagers.extend(
+            self.seat_players(n, rules=RULE_PLAYERS, persona_of=persona_of, agent_of=villager)
+        )
 
         self.group_norm = float(np.median(self.norm))
         self.shared_policy = NO_POLICY_YET if self.language.any() else cap_sentence(self.group_norm)

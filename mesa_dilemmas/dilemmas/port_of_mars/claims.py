@@ -18,6 +18,9 @@ from mesa_dilemmas.analysis.verdicts import (
     read_runs,
 )
 
+#: the paper these claims come from, titled for the reproduction report
+PAPERS = {"001": "Slumbers, Leibo, Janssen — Port of Mars with LLM players"}
+
 EXPERIMENTS = [
     Experiment("pom_svo", "port_of_mars/svo_rule_based", tiny=["replications=3"], quick=["replications=80"]),
     Experiment("pom_culture", "port_of_mars/cultural_groups", tiny=["replications=3"], quick=["replications=80"]),
@@ -39,7 +42,6 @@ def _seats(run_dir: Path) -> pd.DataFrame:
     return seats
 
 
-
 def judge_pom_health(run_dir: Path) -> Verdict:
     seats = _seats(run_dir)
     rho, p = stats.spearmanr(seats["angle"], seats["health_coins"])
@@ -50,7 +52,6 @@ def judge_pom_health(run_dir: Path) -> Verdict:
         f"Spearman over {len(seats)} seats, rho={fmt(rho)}, {p_text(p)}",
         direction(float(rho), float(p)),
     )
-
 
 
 def judge_pom_dirty(run_dir: Path) -> Verdict:
@@ -71,7 +72,6 @@ def judge_pom_dirty(run_dir: Path) -> Verdict:
     )
 
 
-
 def judge_pom_points(run_dir: Path) -> Verdict:
     seats = _seats(run_dir)
     alive = seats[seats["survived"].astype(bool)]
@@ -85,7 +85,6 @@ def judge_pom_points(run_dir: Path) -> Verdict:
     )
 
 
-
 def judge_pom_survival(run_dir: Path) -> Verdict:
     runs = read_runs(run_dir)
     k, n = int(runs["survived"].astype(bool).sum()), len(runs)
@@ -96,10 +95,8 @@ def judge_pom_survival(run_dir: Path) -> Verdict:
                    status, f"95% CI {ci.low:.0%}-{ci.high:.0%}")  # fmt: skip
 
 
-
 PAPER_DIRTY_RANK = ["hierarchical-individualist", "egalitarian-individualist",
                     "hierarchical-communitarian", "egalitarian-communitarian"]  # fmt: skip
-
 
 
 def judge_pom_culture_dirty(run_dir: Path) -> Verdict:
@@ -118,7 +115,6 @@ def judge_pom_culture_dirty(run_dir: Path) -> Verdict:
         f"ranking against the paper's HI > EI > HC > EC, Kendall tau={fmt(tau)}",
         status,
     )
-
 
 
 def judge_pom_communication(run_dir: Path) -> Verdict:
@@ -142,7 +138,6 @@ def judge_pom_communication(run_dir: Path) -> Verdict:
         "one-sided Mann-Whitney per angle (the paper finds the drop significant at 3 of 5 angles)",
         status,
     )
-
 
 
 CLAIMS = [

@@ -476,24 +476,25 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.health_after_wear = self.START_HEALTH
         self.players: list[PomPlayer] = []
         self.seats: list[DilemmaAgent] = []
-        seat_groups = self.population.assign(self.N_PLAYERS, self.rng)
-        for seat, (role, persona) in enumerate(zip(self.roles, personas, strict=True)):
-            group = seat_groups[seat]
-            persona = self.population.persona_for(group, persona)
-            policy = self.population.build(
-                group, model=self, seat=seat, persona=persona, rules=RULE_PLAYERS
-            )
+
+        def persona_of(seat: int, group: Group | None) -> Persona:
+            return self.population.persona_for(group, personas[seat])
+
+        def seated(seat: int, policy: Policy, persona: Persona) -> DilemmaAgent:
             agent = DilemmaAgent(self, policy, persona)
-            agent.slot = seat
-            self.seats.append(agent)
             p = PomPlayer(
                 seat=seat,
-                role=role,
+                role=self.roles[seat],
                 label=persona_rules.persona_label(persona),
-                deck=AccomplishmentDeck(role, self.rng),
+                deck=AccomplishmentDeck(self.roles[seat], self.rng),
             )
             self.players.append(p)
             self.draw_cards(p, self.HAND_SIZE)
+            return agent
+
+        self.seats = self.seat_players(
+            self.N_PLAYERS, rules=RULE_PLAYERS, persona_of=persona_of, agent_of=seated
+        )
 
         if leadership != "none":
             self.leader: int | None = (

@@ -15,6 +15,7 @@ from mesa_dilemmas.analysis.verdicts import (
     fmt,
     read_runs,
 )
+from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 from mesa_dilemmas.dilemmas.binary.judges import wins_by_attitude
 
 EXPERIMENTS = [
@@ -44,7 +45,6 @@ def judge_pg_rises(run_dir: Path) -> Verdict:
     return Verdict(", ".join(parts), "Spearman correlation of the collective share and the normalised payoff, per group size", status)  # fmt: skip
 
 
-
 def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
     wins = wins_by_attitude(run_dir)
     exp = wins.get("exploitative", pd.Series(0, index=wins.index))
@@ -66,7 +66,6 @@ def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
         "one-sided binomial test of exploitative wins against 1/2 per group size",
         status,
     )
-
 
 
 CLAIMS = [
