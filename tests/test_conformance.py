@@ -41,8 +41,17 @@ def test_check_game_catches_a_broken_game():
 
 class Declared(mesa.Model):
     def __init__(
-        self, *, n: Annotated[int, Field(ge=2)] = 3, mode: Literal["a", "b"] = "a", rng=None
+        self,
+        *,
+        n: Annotated[int, Field(ge=2, description="players")] = 3,
+        mode: Annotated[Literal["a", "b"], Field(description="which rule")] = "a",
+        rng=None,
     ):
+        super().__init__(rng=rng)
+
+
+class Undescribed(mesa.Model):
+    def __init__(self, *, n: Annotated[int, Field(ge=2)] = 3, rng=None):
         super().__init__(rng=rng)
 
 
@@ -57,3 +66,5 @@ def test_check_schema_passes_declared_bounds_and_catches_a_schema_that_cannot_bu
         GameCheckFailed, match="check_schema: the keyword parameters do not build a schema"
     ):
         check_schema(Unresolvable)
+    with pytest.raises(GameCheckFailed, match="parameters without a description: n"):
+        check_schema(Undescribed)

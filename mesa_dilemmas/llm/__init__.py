@@ -28,6 +28,7 @@ from mesa_dilemmas.llm.errors import (
     CallFailed,
     ContextOverflow,
     LLMConfigError,
+    ProviderFailed,
     ProviderRejected,
     ReplayMiss,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "LLMConfigError",
     "LLMPolicy",
     "LLMSettings",
+    "ProviderFailed",
     "ProviderRejected",
     "ReplayMiss",
     "Template",

@@ -95,6 +95,7 @@ def _empty_group() -> dict[str, Any]:
         "parse_failures": 0,
         "retries": 0,
         "fallbacks": 0,
+        "fallbacks_by_kind": {},
         "call_errors": 0,
     }
 
@@ -132,7 +133,7 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
         " cost_usd, error, retried, http_status, mode FROM calls"
     )
     decisions = recorder.db.execute(
-        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors, policy"
+        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors, policy, fallback"
         " FROM decisions WHERE segment = ?",
         (segment,),
     )
@@ -186,7 +187,7 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
                     g["cache_hits"] += 1
         if source == "provider" and not error and cost is None:
             unpriced += 1
-    for kind, agent_id, retries, failures, fell_back, call_errors, policy in decisions:
+    for kind, agent_id, retries, failures, fell_back, call_errors, policy, why in decisions:
         agent = "narrator" if agent_id is None else str(agent_id)
         for g in (
             total,
@@ -198,6 +199,9 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
             g["retries"] += retries
             g["parse_failures"] += failures
             g["fallbacks"] += fell_back
+            if fell_back:
+                why = why or "invalid"
+                g["fallbacks_by_kind"][why] = g["fallbacks_by_kind"].get(why, 0) + 1
             g["call_errors"] += call_errors
     summary = _finish(total)
     summary["unpriced_calls"] = unpriced
@@ -219,6 +223,7 @@ CALL_COLUMNS = (
 DECISION_COLUMNS = (
     "id", "ts", "segment", "pid", "policy", "run_seed", "agent_id", "round", "step", "kind",
     "counter", "retries", "parse_failures", "fell_back", "call_errors", "error", "value",
+    "fallback",
 )  # fmt: skip
 
 

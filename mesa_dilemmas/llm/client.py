@@ -11,9 +11,11 @@ the rate limit, (7) call the backend, retrying malformed responses and transient
 errors (honouring ``Retry-After``) up to ``max_retries`` and recording every
 failed attempt, (8) price it, cache it, record it.  Cache hits are recorded too
 (with source ``cache`` / ``run``), so the record of a run lists every answer it
-used.  A rejected key, an unknown model, an unreachable endpoint, repeated
-malformed-request rejections and too many fallbacks raise :class:`ProviderRejected`,
-which stops the run.
+used.  A rejected key, an unknown model, an unreachable endpoint, a request rejected
+as malformed and too many fallbacks raise :class:`ProviderRejected`, which stops the
+run; a call still failing after its retries raises :class:`ProviderFailed` (the run
+stops resumably) or, with ``on_provider_error = "wait"``, is tried until it answers.
+A failed call never becomes the rule's answer.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import contextlib
 import os
 import random
 import sqlite3
+import sys
 import time
 import weakref
 from collections.abc import Callable
@@ -38,6 +41,7 @@ from mesa_dilemmas.llm.errors import (
     BudgetExceeded,
     CallFailed,
     ContextOverflow,
+    ProviderFailed,
     ProviderRejected,
     ReplayMiss,
     TransientCallError,
@@ -58,8 +62,6 @@ class CallOutcome:
     cost_usd: float | None
 
 
-#: identical malformed-request rejections after which the run stops
-MALFORMED_LIMIT = 3
 #: decisions a model must have made before its fallback rate can stop the run
 MIN_DECISIONS_FOR_RATE = 10
 
@@ -128,11 +130,15 @@ class LLMClient:
         self.prices = PriceTable(settings.prices)
         self._budget = Budget(settings.budget)  # used outside a run session
         self.replay = spec.provider == "replay"
-        #: identical malformed-request rejections seen (message -> count)
-        self._rejections: dict[str, int] = {}
-        #: decisions answered and decisions that fell back, in this process
+        #: decisions answered and decisions that fell back (per kind of fallback), in this process
         self.decisions = 0
         self.fallbacks = 0
+        self.fallback_kinds: dict[str, int] = {}
+        #: the providers' own APIs are paid; the embedded model and self-hosted servers are not
+        self.paid_api = spec.provider in ("openai", "anthropic", "gemini") and not getattr(
+            self.backend, "base_url", None
+        )
+        self._waiting_said = False
 
     async def answer_mode(self) -> str:
         """``"native"``, or ``"tags"`` when the endpoint takes no structured output (probed once
@@ -148,13 +154,17 @@ class LLMClient:
             return "tags" if self.settings.answer_mode == "native" else self.settings.answer_mode
         return getattr(self.backend, "schema_mode", "native")
 
-    async def note_decision(self, fell_back: bool, error: str | None = None) -> None:
+    async def note_decision(
+        self, fell_back: bool, error: str | None = None, kind: str | None = None
+    ) -> None:
         """Count a decision; stop the run when too many fall back (``max_fallback_rate``):
         a run whose answers are mostly the rule's must not pass for the model's.  The calls
         still in flight finish (and are recorded) before the run stops."""
         self.decisions += 1
         self.fallbacks += int(fell_back)
-        limit = self.settings.max_fallback_rate
+        if fell_back and kind:
+            self.fallback_kinds[kind] = self.fallback_kinds.get(kind, 0) + 1
+        limit = self.settings.fallback_limit(self.paid_api)
         if (
             fell_back
             and self.decisions >= MIN_DECISIONS_FOR_RATE
@@ -291,15 +301,19 @@ class LLMClient:
                 f"{self.label}: {ctx.describe()}: {exc}", exc.tokens, exc.window
             ) from None
         except CallFailed as exc:
+            # a call that failed for good never becomes the rule's answer in the model's seat:
+            # the run stops (resumably when retrying later may help)
             if exc.malformed_request:
-                text = str(exc)
-                self._rejections[text] = self._rejections.get(text, 0) + 1
-                if self._rejections[text] >= MALFORMED_LIMIT:
-                    raise ProviderRejected(
-                        f"{self.label}: {self._rejections[text]} requests rejected as malformed: "
-                        f"{text}; fix the [llm] settings (answer_mode, schema_format) or the spec"
-                    ) from None
-            raise
+                raise ProviderRejected(
+                    f"{self.label}: {ctx.describe()}: the request was rejected as malformed: "
+                    f"{exc}; fix the [llm] settings (answer_mode, schema_format) or the spec",
+                    exc.status,
+                ) from None
+            raise ProviderFailed(
+                f"{self.label}: {ctx.describe()}: {exc}; "
+                '[llm] on_provider_error = "wait" keeps trying instead',
+                exc.status,
+            ) from None
         latency = time.perf_counter() - start
         cost = self.prices.cost(self.label, response.tokens_in, response.tokens_out)
         self.limiter.settle(estimate, response.tokens_in + response.tokens_out)
@@ -325,21 +339,33 @@ class LLMClient:
         that could not be reached on any attempt stops the run (:class:`ProviderRejected`)."""
         retries = self.settings.provider(self.backend.provider).max_retries
         retries = self.settings.max_retries if retries is None else retries
+        keep_trying = self.settings.on_provider_error == "wait"
         last: TransientCallError | None = None
-        for attempt in range(retries + 1):
+        attempt = 0
+        while True:
             start = time.perf_counter()
             try:
                 return await self.backend.acomplete(request)
             except TransientCallError as exc:
                 last = exc
+                again = keep_trying or attempt < retries
                 if on_failure is not None:
-                    on_failure(exc, time.perf_counter() - start, attempt < retries)
-                if attempt == retries:
+                    on_failure(exc, time.perf_counter() - start, again)
+                if not again:
                     break
+                if attempt >= retries and not self._waiting_said:
+                    self._waiting_said = True
+                    print(
+                        f"note: {self.label}: {exc}; waiting and trying again "
+                        '([llm] on_provider_error = "wait")',
+                        file=sys.stderr,
+                    )
                 wait = exc.retry_after
                 if wait is None:
-                    wait = min(8.0, 0.5 * 2**attempt) * (1 - 0.25 * random.random())
+                    cap = 60.0 if attempt >= retries else 8.0
+                    wait = min(cap, 0.5 * 2 ** min(attempt, 8)) * (1 - 0.25 * random.random())
                 await asyncio.sleep(min(wait, 120.0))
+                attempt += 1
             except (CallFailed, ProviderRejected) as exc:
                 if on_failure is not None:
                     on_failure(exc, time.perf_counter() - start, False)

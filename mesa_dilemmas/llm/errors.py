@@ -59,12 +59,24 @@ class ProviderRejected(RuntimeError):
     malformed again and again, or too many fallbacks.  The run stops (exit 3), saving what it
     has.  Picklable, so it crosses from a batch worker to the parent."""
 
+    #: whether ``--resume`` after the cause is fixed continues the run (the runner says so)
+    resumable = False
+
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
 
     def __reduce__(self) -> tuple:
         return (type(self), (str(self), self.status))
+
+
+class ProviderFailed(ProviderRejected):
+    """A call still failed after its transport retries (429, 5xx, timeouts).  Its decision
+    must not silently become the rule's answer, so the run stops (exit 3) -- resumably:
+    ``--resume DIR`` pays nothing twice and asks again what failed.  With ``[llm]
+    on_provider_error = "wait"`` the client keeps backing off instead of raising it."""
+
+    resumable = True
 
 
 class ContextOverflow(ProviderRejected):

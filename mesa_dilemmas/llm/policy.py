@@ -4,12 +4,13 @@
 the client (cache, budget, throttle, retries, recording), parses the reply for
 the run's answer mode, and on an invalid reply asks again with a short
 corrective message, up to ``answer_retries`` times (each re-ask shows only the last failed
-reply and its correction, so the conversation stays within the context window).  When no valid answer comes
-(or the provider fails for good) it returns the decision's documented
-``fallback`` with ``fell_back=True``, the error and the counts; the broker and
-the run record count every such case.  A reached budget
-(:class:`BudgetExceeded`) and a replay miss are not answers: they propagate
-and stop the run.
+reply and its correction, so the conversation stays within the context window).  When no
+valid answer comes it returns the decision's documented ``fallback`` with ``fell_back=True``,
+the error and the counts, and the run record flags the decision with the kind of fallback
+(``FALLBACK_KINDS``); the broker and the record count every such case.  A provider that
+fails for good (:class:`ProviderFailed`), a reached budget (:class:`BudgetExceeded`) and a
+replay miss are not answers: they propagate and stop the run -- a failed call never becomes
+the rule's answer in the model's seat.
 
 The sample id of every call is (run seed, agent, round, step, decision kind,
 per-round counter of that kind, attempt), which makes re-runs of a replication
@@ -28,13 +29,17 @@ from typing import Any
 from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
 from mesa_dilemmas.agents.policy import Answer, Policy
 from mesa_dilemmas.llm import session
-from mesa_dilemmas.llm.answers import corrective_message, parse_response
+from mesa_dilemmas.llm.answers import TRUNCATED, corrective_message, parse_response
 from mesa_dilemmas.llm.client import LLMClient, get_client
-from mesa_dilemmas.llm.errors import CallFailed
+from mesa_dilemmas.llm.errors import CallFailed, ProviderFailed
 from mesa_dilemmas.llm.prompts import render, with_example
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
+
+#: why a decision fell back: the model refused, its reply was cut off at max_tokens, or its
+#: answer was unusable (unparseable or outside the spec) after every re-ask
+FALLBACK_KINDS = ("refusal", "truncated", "invalid")
 
 #: unseeded models get one random nonce each, so their agents' samples stay independent
 _NONCES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -129,6 +134,7 @@ class LLMPolicy(Policy):
         failures = call_errors = 0
         raw: str | None = None
         error: str | None = None
+        fallback_kind = "invalid"
         for attempt in range(s.answer_retries + 1):
             call_ctx = dataclasses.replace(ctx, attempt=attempt)
             request = ChatRequest(
@@ -141,10 +147,8 @@ class LLMPolicy(Policy):
             )
             try:
                 outcome = await self.client.complete(request, call_ctx)
-            except CallFailed as exc:
-                call_errors += 1
-                error = str(exc)
-                break
+            except CallFailed as exc:  # the client raises ProviderFailed; never a fallback
+                raise ProviderFailed(f"{self.client.label}: {call_ctx.describe()}: {exc}") from None
             response = outcome.response
             raw = (
                 response.refusal
@@ -156,6 +160,13 @@ class LLMPolicy(Policy):
             except InvalidAnswer as exc:
                 failures += 1
                 error = str(exc)
+                fallback_kind = (
+                    "refusal"
+                    if response.refusal
+                    else "truncated"
+                    if response.finish_reason in TRUNCATED
+                    else "invalid"
+                )
                 # the re-ask carries only the last failed attempt and its correction, so a
                 # conversation never grows past first prompt + one reply + one correction
                 messages = messages[:2] + [
@@ -170,12 +181,13 @@ class LLMPolicy(Policy):
                     ),
                 ]
                 continue
-            self._record(call_ctx, attempt, failures, False, call_errors, None, parsed.value)
+            self._record(call_ctx, attempt, failures, None, call_errors, None, parsed.value)
             await self.client.note_decision(False)
             return Answer(parsed.value, raw=raw, retries=attempt, parse_failures=failures)
         retries = failures + call_errors - 1  # re-asks made after the first attempt
-        self._record(ctx, retries, failures, True, call_errors, error, decision.fallback)
-        await self.client.note_decision(True, error)  # too many fallbacks stop the run
+        self._record(ctx, retries, failures, fallback_kind, call_errors, error, decision.fallback)
+        # too many fallbacks stop the run
+        await self.client.note_decision(True, error, fallback_kind)
         return Answer(
             decision.fallback,
             raw=raw,
@@ -190,7 +202,7 @@ class LLMPolicy(Policy):
         ctx: CallContext,
         retries: int,
         failures: int,
-        fell_back: bool,
+        fallback: str | None,
         call_errors: int,
         error: str | None,
         value: Any,
@@ -198,6 +210,6 @@ class LLMPolicy(Policy):
         run = session.current()
         if run is not None:
             run.recorder.record_decision(
-                ctx, retries=retries, parse_failures=failures, fell_back=fell_back,
-                call_errors=call_errors, error=error, value=value,
+                ctx, retries=retries, parse_failures=failures, fell_back=fallback is not None,
+                call_errors=call_errors, error=error, value=value, fallback=fallback,
             )  # fmt: skip

@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS decisions (
     ts REAL, segment INTEGER, pid INTEGER, policy TEXT,
     run_seed TEXT, agent_id INTEGER, round INTEGER, step INTEGER, kind TEXT, counter INTEGER,
     retries INTEGER, parse_failures INTEGER, fell_back INTEGER, call_errors INTEGER,
-    error TEXT, value TEXT
+    error TEXT, value TEXT, fallback TEXT
 );
 CREATE TABLE IF NOT EXISTS budget (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -76,6 +76,9 @@ class RunRecorder:
         for name, kind in ATTEMPT_COLUMNS:  # a record written before these columns existed
             if name not in columns:
                 self.db.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(decisions)")}
+        if "fallback" not in columns:
+            self.db.execute("ALTER TABLE decisions ADD COLUMN fallback TEXT")
 
     @classmethod
     def at(cls, run_dir: Path, segment: int = 1) -> RunRecorder:
@@ -145,15 +148,21 @@ class RunRecorder:
         call_errors: int,
         error: str | None,
         value: Any,
+        fallback: str | None = None,
     ) -> None:
+        """One decision; ``fallback`` names why it is the rule's fallback answer
+        (``refusal`` / ``truncated`` / ``invalid``), ``None`` when the model answered."""
+        if fell_back and fallback is None:
+            fallback = "invalid"
         self.db.execute(
             "INSERT INTO decisions (ts, segment, pid, policy, run_seed, agent_id, round, step, kind,"
-            " counter, retries, parse_failures, fell_back, call_errors, error, value)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " counter, retries, parse_failures, fell_back, call_errors, error, value, fallback)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(), self.segment, os.getpid(), ctx.policy, ctx.run_seed, ctx.agent_id,
                 ctx.round, ctx.step, ctx.kind, ctx.counter, retries, parse_failures,
                 int(fell_back), call_errors, redact(error), redact(json.dumps(value, default=str)),
+                fallback,
             ),
         )  # fmt: skip
 

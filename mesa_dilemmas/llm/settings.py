@@ -33,6 +33,13 @@ CACHE_DIR_ENV = "MESA_DILEMMAS_CACHE_DIR"
 
 PROVIDERS = ("openai", "anthropic", "gemini", "local")
 
+#: default ``max_fallback_rate`` of the providers' own (paid) APIs
+PAID_FALLBACK_RATE = 0.05
+#: default ``max_fallback_rate`` of the embedded model and self-hosted servers (the bundled
+#: SmolLM2-135M, a plumbing model, falls back on about 6-15% of its native-mode decisions;
+#: see docs/llm.md "Fallbacks")
+SELF_HOSTED_FALLBACK_RATE = 0.25
+
 PositiveFloat = Annotated[float, Field(gt=0)]
 
 
@@ -108,8 +115,14 @@ class LLMSettings(_Strict):
     #: corrective re-asks after an invalid answer, before the decision's fallback is used
     answer_retries: Annotated[int, Field(ge=0, le=10)] = 2
     #: stop the run when more than this share of a model's decisions fall back to the rule
-    #: (counted per process, from the 10th decision on); 1 never stops
-    max_fallback_rate: Annotated[float, Field(ge=0, le=1)] = 0.5
+    #: (answers still unusable after the re-asks; counted per process, from the 10th decision
+    #: on); 1 never stops.  Default (None): PAID_FALLBACK_RATE for the providers' own APIs,
+    #: SELF_HOSTED_FALLBACK_RATE for the embedded model and self-hosted servers
+    max_fallback_rate: Annotated[float, Field(ge=0, le=1)] | None = None
+    #: a call that still fails after its transport retries (429, 5xx, timeouts): "stop" the
+    #: run resumably (exit 3, ``--resume DIR`` continues it), or "wait": keep backing off and
+    #: trying until the provider answers.  Never the rule's answer in the model's seat
+    on_provider_error: Literal["stop", "wait"] = "stop"
     #: transport retries (429 honouring Retry-After, 5xx, timeouts, malformed bodies)
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
     #: seconds per HTTP attempt
@@ -132,6 +145,12 @@ class LLMSettings(_Strict):
         default_factory=dict
     )
     local: LocalSettings = Field(default_factory=LocalSettings)
+
+    def fallback_limit(self, paid: bool) -> float:
+        """The fallback share above which a model's run stops (see ``max_fallback_rate``)."""
+        if self.max_fallback_rate is not None:
+            return self.max_fallback_rate
+        return PAID_FALLBACK_RATE if paid else SELF_HOSTED_FALLBACK_RATE
 
     def provider(self, name: str) -> ProviderSettings:
         """This provider's settings (all defaults when the table does not name it)."""
