@@ -100,3 +100,20 @@ def preflight(specs: Iterable[str], settings: LLMSettings) -> None:
     """Check every spec a run will use before anything runs (the runner calls this)."""
     for text in sorted(set(specs)):
         check_spec(resolve(text, settings), settings)
+
+
+def is_paid_api(spec: ModelSpec, settings: LLMSettings) -> bool:
+    """A provider's own API (billed per token), not the embedded model, a replay or a
+    self-hosted OpenAI-compatible server."""
+    from mesa_dilemmas.llm.specs import endpoint_url
+
+    return spec.provider in REMOTE_PROVIDERS and endpoint_url(spec, settings) is None
+
+
+def fallback_limits(specs: Iterable[str], settings: LLMSettings) -> dict[str, float]:
+    """``provider:model`` -> the fallback share above which its run stops."""
+    out: dict[str, float] = {}
+    for text in specs:
+        spec = resolve(text, settings)
+        out[spec.label] = settings.fallback_limit(is_paid_api(spec, settings))
+    return out

@@ -226,7 +226,12 @@ def run_scenario(
         raise RunStopped(
             f"{exc}; the tasks finished so far are saved in {out}: continue with --resume {out}"
         ) from None
-    except provider_stop as exc:  # a key, model or endpoint that cannot work
+    except provider_stop as exc:  # a key, model or endpoint that cannot work, or a provider down
+        if getattr(exc, "resumable", False):  # a call failed after its retries: try again later
+            raise RunStopped(
+                f"{exc}; the calls made so far are saved in {out}: "
+                f"continue with --resume {out}"
+            ) from None
         raise RunStopped(f"{exc}; the calls made so far are saved in {out}") from None
     except budget_stop as exc:
         raise RunStopped(
@@ -242,7 +247,9 @@ def run_scenario(
         results.summary["llm"] = llm_summary
         reporter = getattr(game_model(scenario.game), "LLM_DECISIONS_REPORTER", None)
         results.summary["llm_per_round"] = _per_round(llm_summary, results, reporter)
-        too_many = report_fallbacks(llm_summary, llm_settings.max_fallback_rate)
+        from mesa_dilemmas.llm.checks import fallback_limits
+
+        too_many = report_fallbacks(llm_summary, fallback_limits(specs, llm_settings))
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
     write_manifest(
@@ -273,20 +280,29 @@ def run_scenario(
 WARN_FALLBACK_RATE = 0.10
 
 
-def report_fallbacks(llm_summary: dict[str, Any], max_rate: float) -> list[str]:
-    """Print each model's fallback rate (stderr); return the models above ``max_rate``."""
+def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, float]) -> list[str]:
+    """Print each model's fallback rate and kinds (stderr); return the models above their
+    ``max_rate`` (one for all, or per ``provider:model``)."""
     from mesa_dilemmas.llm.accounting import fallback_rates
 
     over = []
     for label, (fallbacks, decisions) in fallback_rates(llm_summary).items():
         rate = fallbacks / decisions
+        if isinstance(max_rate, dict):
+            limit = max_rate.get(label, max(max_rate.values(), default=0.05))
+        else:
+            limit = max_rate
+        kinds = llm_summary.get("by_model", {}).get(label, {}).get("fallbacks_by_kind") or {}
+        why = (
+            " (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""
+        )
         flag = (
             "  WARNING: above 10%, these answers are largely the rule's"
             if rate > WARN_FALLBACK_RATE
             else ""
         )
-        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}",
+        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){why}{flag}",
               file=sys.stderr)  # fmt: skip
-        if rate > max_rate:
+        if rate > limit:
             over.append(label)
     return over

@@ -25,7 +25,7 @@ Seeding: the strategy in seat i of a match with entropy ``e`` draws from
 
 Untrusted strategies (code from files: ``entry.trusted`` is False) never run
 here: a batch with any of them is played whole inside a sandbox worker
-(``binary_game_sandbox``), which returns every seat's actions; this process
+(``binary.sandboxed``), which returns every seat's actions; this process
 then recomputes payoffs, stocks and history from those actions with its own
 rules.  A strategy that fails there plays :data:`DEFAULT_ACTION` and is flagged
 (``BatchResult.flags``) instead of ending the run.

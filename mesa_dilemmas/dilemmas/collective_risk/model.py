@@ -89,5 +89,5 @@ class CollectiveRiskModel(BinaryDilemmaModel):
         )
 
 
-#: the rules class, found by name through ``binary_game.make_game``
+#: the rules class, found by name through ``binary.game.make_game``
 RULES = CollectiveRiskGame

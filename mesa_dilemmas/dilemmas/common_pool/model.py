@@ -109,5 +109,5 @@ class CommonPoolModel(BinaryDilemmaModel):
         )
 
 
-#: the rules class, found by name through ``binary_game.make_game``
+#: the rules class, found by name through ``binary.game.make_game``
 RULES = CommonPoolGame

@@ -1,6 +1,6 @@
 """What LLM villagers read: the fishery's observations as text fields for the prompt templates.
 
-Templates (``fishery_prompts/*.toml``) only substitute fields, so everything that
+Templates (``prompts/*.toml``) only substitute fields, so everything that
 depends on the ablation switches is decided here: without a group decision (OSL,
 Neither) no shared policy appears anywhere; without social learning (OGD,
 Neither) a villager sees only its own effort and payoff.  Every prompt says which

@@ -1,6 +1,6 @@
 """Port of Mars game data: roles, coin costs, the event deck and the accomplishment decks.
 
-Everything numeric comes from the shipped ``port_of_mars_data/rules.json`` (a
+Everything numeric comes from the shipped ``data/rules.json`` (a
 transcription of the public online implementation), so the tables are data, not
 code.  This module only turns that data into small immutable objects and decks
 that draw from the model's random generator, and holds the *player-facing* text

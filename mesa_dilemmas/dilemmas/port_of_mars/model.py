@@ -16,11 +16,11 @@ bookkeeping phases of the online game:
     Sandstorms hit again, then 1, 2 or 3 new events are drawn depending on the
     port health after wear (>= 65: one, >= 35: two, below: three) and resolved in
     turn, with their votes and choices (``port_of_mars.vote``, ``port_of_mars.event_choice``,
-    ``port_of_mars.keep_resources``); see :mod:`.port_of_mars_events`.
+    ``port_of_mars.keep_resources``); see :mod:`.events`.
 ``meeting``
     The meeting writer (population role ``meeting``; ``meeting_writer = "rule" | "llm"``)
     writes the conversation in one call and each player's notes in a second; the next round
-    carries the notes, not the transcript (:mod:`.port_of_mars_meeting`).  Skipped when
+    carries the notes, not the transcript (:mod:`.meeting`).  Skipped when
     ``meeting=False`` or a Solar Flare silences the round.
 ``planning``
     Health plan (``port_of_mars.health_plan``) and accomplishment goal (``port_of_mars.goal_plan``).
@@ -61,14 +61,14 @@ Choices where the sources disagree or the online game is ambiguous/buggy
   earlier accepted trade) is cancelled without asking the recipient.
 * Trade offers per player and trade rounds are parameters (paper: one offer per
   player per round; the online game has free-form trading for three minutes).
-* Event-specific choices are listed in :mod:`.port_of_mars_events`.
+* Event-specific choices are listed in :mod:`.events`.
 
 * Personal Gain: a "yes" gives 6 coins and costs 6 port health, applied before any other
   event of the round; Bonding Through Adversity: every player gains 1 unit of a resource of
   its choice (the online game's data; the rule player picks the unit its goal misses most).
 
 Leadership (paper Sec. 4.4) only changes what each player is told (see
-:meth:`PortOfMarsModel.leadership_info` and ``port_of_mars_prompts/parts/leadership.toml``),
+:meth:`PortOfMarsModel.leadership_info` and ``prompts/parts/leadership.toml``),
 never the rules.
 
 Players: ``preset`` picks the personas (SVO angles, cultural groups, trait sets or
@@ -79,8 +79,8 @@ seats on the model ``llm``) and ``meeting_writer = "llm"`` expand into a populat
 ``set_policies`` replaces the policies after construction (scripted play).
 
 What a player reads: the observation (:meth:`PortOfMarsModel.observe`) plus two texts the
-game renders into it for LLM players (:mod:`.port_of_mars_text`); the templates per decision
-kind are data in ``port_of_mars_prompts/``.
+game renders into it for LLM players (:mod:`.text`); the templates per decision
+kind are data in ``prompts/``.
 """
 
 from __future__ import annotations
@@ -690,7 +690,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             self._collapse()
 
     def phase_meeting(self) -> None:
-        """The round's planning meeting (:mod:`.port_of_mars_meeting`), unless off or silenced."""
+        """The round's planning meeting (:mod:`.meeting`), unless off or silenced."""
         self.meeting_health = self.health
         if not self.meeting or self.effects.chat_closed or self.broker.narrator is None:
             return

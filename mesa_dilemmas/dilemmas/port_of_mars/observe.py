@@ -3,7 +3,7 @@
 :meth:`Observations.observe` is everything a seat may know now, as plain data in the paper's
 player-facing names (coins, port health, resources, events, accomplishments); the number of
 rounds is never in it.  :meth:`Observations.decision` adds the texts LLM players read
-(:mod:`.port_of_mars_text`: the briefing and the situation) for policies that read text
+(:mod:`.text`: the briefing and the situation) for policies that read text
 (``Policy.reads_text``; ``texts_for_all = True`` renders them for every seat).  Leadership
 only changes what each seat is told (:meth:`Observations.leadership_info`).  A mixin of
 :class:`~mesa_dilemmas.dilemmas.port_of_mars.model.PortOfMarsModel`.
@@ -130,7 +130,7 @@ class Observations:
         return obs
 
     def rules_numbers(self) -> dict[str, Any]:
-        """The numbers the rules text quotes (``port_of_mars_prompts/parts/rules.txt``)."""
+        """The numbers the rules text quotes (``prompts/parts/rules.txt``)."""
         return {
             "max_health": self.MAX_HEALTH,
             "start_health": self.START_HEALTH,
@@ -143,7 +143,7 @@ class Observations:
         }
 
     def player_texts(self, seat: int, obs: dict[str, Any]) -> dict[str, Any]:
-        """The texts an LLM player's templates read (:mod:`.port_of_mars_text`)."""
+        """The texts an LLM player's templates read (:mod:`.text`)."""
         hc = obs["port_health_coin_cost"]
         return {
             "briefing": text.briefing(obs, self.seats[seat].persona, self.rules_numbers()),

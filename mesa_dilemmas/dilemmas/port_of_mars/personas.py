@@ -18,7 +18,7 @@ conformity to meeting pledges; "interactions as negotiations" -> more and
 harder-nosed offers; "do not negatively impact anyone" -> never dirty).
 They are modelling choices written down here, not fitted to the paper's tables.
 What an LLM player is *told* about its persona is game wording and lives with the game
-(``dilemmas/port_of_mars_prompts/parts/personas.toml``).
+(``prompts/parts/personas.toml``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ leader, *unaware* only the others, *announce* both.
 
 The **reference bot** reproduces the online game's built-in idle-player bot
 (``rules.json`` -> ``reference_bot``).  The rule meeting writer is in
-:mod:`.port_of_mars_narrator`.
+:mod:`.narrator`.
 """
 
 from __future__ import annotations

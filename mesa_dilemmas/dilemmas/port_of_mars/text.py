@@ -4,7 +4,7 @@ The rules engine hands every decision a plain-data observation (``PortOfMarsMode
 rule players read the data, LLM players read the texts this module adds to it:
 
 ``briefing``
-    the rules (``port_of_mars_prompts/parts/rules.txt``), the player's role and its prices, its
+    the rules (``prompts/parts/rules.txt``), the player's role and its prices, its
     persona (``parts/personas.toml``) and what it is told about leadership
     (``parts/leadership.toml``) -- the system prompt of every template.
 ``situation``

@@ -83,5 +83,5 @@ class PublicGoodsModel(BinaryDilemmaModel):
         )
 
 
-#: the rules class, found by name through ``binary_game.make_game``
+#: the rules class, found by name through ``binary.game.make_game``
 RULES = PublicGoodsGame
