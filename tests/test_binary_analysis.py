@@ -83,7 +83,7 @@ def test_feature_vectors_are_seeded_and_global_random_state_is_guarded() -> None
 
 @pytest.fixture(scope="module")
 def reference_analysis():
-    return binary.cli.analyse(
+    return strategies_cli.analyse(
         ["reference_collective", "reference_exploitative"], rollouts=10, seed=0
     )
 

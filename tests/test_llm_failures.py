@@ -194,3 +194,69 @@ def test_two_processes_sharing_a_cache_pay_once_per_request(tmp_path):
         paid = provider_keys(tmp_path / "a") + provider_keys(tmp_path / "b")
         assert len(paid) == len(set(paid)) == server.state.requests > 0
     pd.testing.assert_frame_equal(results(tmp_path / "a"), results(tmp_path / "b"))
+
+
+STORM = ["rate_limit", "server_error"] * 6  # 12 failed requests in a row, then answers
+
+
+def _no_rule_answers(run_dir: Path) -> pd.DataFrame:
+    decisions = pd.read_parquet(run_dir / "llm_decisions.parquet")
+    assert not decisions.fell_back.any() and decisions.fallback.isna().all()
+    return decisions
+
+
+def test_a_provider_storm_stops_the_run_resumably_with_no_rule_answers(tmp_path):
+    """429/500 on every attempt of the first calls: the run stops (exit 3) at the first call
+    that fails after its retries -- no decision becomes the rule's answer -- and says how to
+    resume; ``--resume`` after the storm completes it, still without a fallback."""
+    with WireServer(Faults(script=list(STORM), retry_after="0")) as server:
+        scenario = write_scenario(tmp_path, server.url, replications=1, steps=3)
+        run_dir = tmp_path / "run"
+        args = [str(scenario), "--out", str(run_dir), "--set", "llm.max_retries=2"]
+        out = run(args, tmp_path)
+        assert out.returncode == 3, out.stderr
+        line = stopped_line(out.stderr)
+        assert f"continue with --resume {run_dir}" in line and "gave up after 3 attempts" in line
+        assert "HTTP 429" in line or "HTTP 500" in line
+        assert 'on_provider_error = "wait"' in line
+        calls = pd.read_parquet(run_dir / "llm_calls.parquet")
+        assert calls.error.notna().all()  # only failed attempts so far
+        if (run_dir / "llm_decisions.parquet").exists():
+            _no_rule_answers(run_dir)
+        server.state.faults.script = list(STORM[: server.state.requests])  # the storm is over
+        resumed = run([str(scenario), "--resume", str(run_dir), "--set", "llm.max_retries=2"],
+                      tmp_path)  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr
+    decisions = _no_rule_answers(run_dir)
+    assert len(decisions) > 0
+    llm = json.loads((run_dir / "summary.json").read_text())["llm"]
+    assert llm["fallbacks"] == 0 and llm["fallbacks_by_kind"] == {}
+
+
+def test_on_provider_error_wait_rides_out_the_storm(tmp_path):
+    with WireServer(Faults(script=list(STORM), retry_after="0")) as server:
+        scenario = write_scenario(tmp_path, server.url, replications=1, steps=3)
+        run_dir = tmp_path / "run"
+        out = run([str(scenario), "--out", str(run_dir), "--set", "llm.max_retries=1",
+                   "--set", 'llm.on_provider_error="wait"'], tmp_path)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert "waiting and trying again" in out.stderr
+        requests = server.state.requests
+    _no_rule_answers(run_dir)
+    llm = json.loads((run_dir / "summary.json").read_text())["llm"]
+    assert llm["failed_attempts"] == len(STORM) and llm["failed_calls"] == 0
+    assert llm["attempts"] == requests and llm["fallbacks"] == 0
+
+
+def test_fallbacks_are_flagged_by_kind_and_the_paid_default_is_strict():
+    from mesa_dilemmas.llm.checks import fallback_limits
+    from mesa_dilemmas.llm.settings import (
+        PAID_FALLBACK_RATE,
+        SELF_HOSTED_FALLBACK_RATE,
+        LLMSettings,
+    )
+
+    settings = LLMSettings()
+    limits = fallback_limits(["openai:gpt-4o", "openai:m@http://127.0.0.1:1/v1"], settings)
+    assert limits == {"openai:gpt-4o": PAID_FALLBACK_RATE, "openai:m": SELF_HOSTED_FALLBACK_RATE}
+    assert LLMSettings(max_fallback_rate=0.2).fallback_limit(True) == 0.2

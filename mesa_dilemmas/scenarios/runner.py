@@ -229,8 +229,7 @@ def run_scenario(
     except provider_stop as exc:  # a key, model or endpoint that cannot work, or a provider down
         if getattr(exc, "resumable", False):  # a call failed after its retries: try again later
             raise RunStopped(
-                f"{exc}; the calls made so far are saved in {out}: "
-                f"continue with --resume {out}"
+                f"{exc}; the calls made so far are saved in {out}: continue with --resume {out}"
             ) from None
         raise RunStopped(f"{exc}; the calls made so far are saved in {out}") from None
     except budget_stop as exc:
@@ -293,9 +292,7 @@ def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, fl
         else:
             limit = max_rate
         kinds = llm_summary.get("by_model", {}).get(label, {}).get("fallbacks_by_kind") or {}
-        why = (
-            " (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""
-        )
+        why = " (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""
         flag = (
             "  WARNING: above 10%, these answers are largely the rule's"
             if rate > WARN_FALLBACK_RATE
