@@ -6,7 +6,6 @@ terminal; fallback rates are printed and a run that is mostly fallbacks stops.""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -92,15 +91,15 @@ def test_unreachable_endpoint_stops_the_run(tmp_path):
         assert attempts.retried.tolist() == [1, 0]
 
 
-def test_repeated_malformed_request_rejections_stop_the_run(tmp_path):
+def test_a_malformed_request_rejection_stops_the_run(tmp_path):
     with WireServer(Faults(always="bad_request")) as server:
         scenario = write_scenario(tmp_path, server.url)
         run_dir = tmp_path / "run"
         out = run([str(scenario), "--out", str(run_dir)], tmp_path)
     assert out.returncode == 3, out.stderr
     line = stopped_line(out.stderr)
-    assert re.search(r"[34] requests rejected as malformed", line) and "HTTP 400" in line
-    assert 3 <= server.state.requests <= 4  # two agents ask at once: one may be in flight
+    assert "rejected as malformed" in line and "HTTP 400" in line
+    assert server.state.requests <= 2  # two agents ask at once: one may be in flight
 
 
 def test_every_attempt_recorded_key_redacted_and_by_model_decisions(tmp_path):
@@ -133,7 +132,8 @@ def test_a_run_of_fallbacks_stops(tmp_path):
         out = run([str(scenario), "--out", str(run_dir)], tmp_path)
     assert out.returncode == 3, out.stderr
     line = stopped_line(out.stderr)
-    assert "decisions fell back to the rule" in line and "max_fallback_rate 0.5" in line
+    # a self-hosted server: the self-hosted default limit
+    assert "decisions fell back to the rule" in line and "max_fallback_rate 0.25" in line
     decisions = pd.read_parquet(run_dir / "llm_decisions.parquet")
     assert decisions.fell_back.all() and len(decisions) >= 10
 
