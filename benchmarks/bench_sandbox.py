@@ -93,7 +93,7 @@ def memo_benchmark(repeat: int) -> None:
 
     import pandas as pd
 
-    from mesa_dilemmas.dilemmas import binary.sandboxed as sb
+    from mesa_dilemmas.dilemmas.binary import sandboxed as sb
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.experiment import RunContext
     from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment

@@ -12,10 +12,11 @@ import pytest
 from pydantic import Field
 
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
+from mesa_dilemmas.dilemmas.fishery.page import COMPARE
 from mesa_dilemmas.scenarios.batch import derive_seeds
 from mesa_dilemmas.scenarios.config import validate
 from mesa_dilemmas.viz.dashboard import vega
-from mesa_dilemmas.viz.dashboard.app import COMPARE, PAGES
+from mesa_dilemmas.viz.dashboard.app import PAGES
 from mesa_dilemmas.viz.dashboard.charts import Series
 from mesa_dilemmas.viz.dashboard.compare import CompareModel, setting_specs
 from mesa_dilemmas.viz.dashboard.components import (
@@ -41,7 +42,7 @@ def test_the_value_box_takes_numbers_within_the_sliders_range_only() -> None:
     assert show_number(0.1 + 0.2, FLOAT) == "0.3" and show_number(12.0, INT) == "12"
 
 
-def test_units_come_from_the_field_or_the_games_known_units() -> None:
+def test_units_come_from_the_parameter_schema() -> None:
     from mesa_dilemmas.viz.dashboard import controls as c
 
     class Toy(mesa.Model):

@@ -124,9 +124,9 @@ def test_an_unbounded_parameter_needs_a_range() -> None:
 
 def test_selects_and_checkboxes_follow_the_annotations() -> None:
     assert c.select(FisheryModel, "population")["values"] == ["general", "typed"]
-    assert c.checkbox(FisheryModel, "social_learning") == {
-        "type": "Checkbox", "label": "social learning", "value": True,
-    }  # fmt: skip
+    box = c.checkbox(FisheryModel, "social_learning")
+    assert box["type"] == "Checkbox" and box["label"] == "social learning" and box["value"] is True
+    assert "imitate" in box["description"]  # the schema's description: the input's tooltip
     with pytest.raises(TypeError):
         c.select(FisheryModel, "n_agents")
     with pytest.raises(TypeError):

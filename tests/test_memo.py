@@ -12,7 +12,7 @@ import pytest
 
 from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
-from mesa_dilemmas.dilemmas import binary.sandboxed as sb
+from mesa_dilemmas.dilemmas.binary import sandboxed as sb
 from mesa_dilemmas.scenarios.config import load_scenario
 from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionExperiment
 from mesa_dilemmas.scenarios.experiment import RunContext

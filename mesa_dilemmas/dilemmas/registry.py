@@ -1,6 +1,6 @@
 """The open registry of games and of every place a game plugs into.
 
-A game is a Mesa model class, named in a scenario by a registered name (``game = "fishery"``)
+A game is a Mesa model class, named in a scenario by a registered name (``game = "my_game"``)
 or by its import path (``game = "my_pkg.stag_hunt:StagHuntModel"``). Names come from entry
 points, and so does everything a game brings besides its model; this package registers its own
 games in ``pyproject.toml`` exactly as an installed package registers more:

@@ -31,10 +31,23 @@ from mesa_dilemmas.llm.settings import PriceEntry
 
 
 @cache
+def _prices_file() -> dict[str, Any]:
+    return tomllib.loads((resources.files("mesa_dilemmas.llm") / "prices.toml").read_text())
+
+
+@cache
 def bundled_prices() -> dict[str, dict[str, PriceEntry]]:
     """provider -> model prefix -> price, from ``prices.toml``."""
-    raw = tomllib.loads((resources.files("mesa_dilemmas.llm") / "prices.toml").read_text())
-    return {prov: {m: PriceEntry(**p) for m, p in models.items()} for prov, models in raw.items()}
+    return {
+        prov: {m: PriceEntry(**p) for m, p in models.items()}
+        for prov, models in _prices_file().items()
+        if isinstance(models, dict)
+    }
+
+
+def prices_checked() -> str:
+    """The date the bundled price table was last checked against the providers' pages."""
+    return str(_prices_file().get("checked", "unknown"))
 
 
 class PriceTable:
@@ -56,11 +69,46 @@ class PriceTable:
         best = max((p for p in table if model.startswith(p)), key=len, default=None)
         return None if best is None else table[best]
 
-    def cost(self, label: str, tokens_in: int, tokens_out: int) -> float | None:
+    def cost(
+        self,
+        label: str,
+        tokens_in: int,
+        tokens_out: int,
+        cached_in: int = 0,
+        cache_write: int = 0,
+        batch: bool = False,
+    ) -> float | None:
+        """USD for one call.  ``tokens_in`` counts every input token, ``cached_in`` of them
+        read from the provider's prompt cache and ``cache_write`` written to it; ``batch``:
+        the Batch API's prices (half the list price where the table gives none)."""
         entry = self.price(label)
         if entry is None:
             return None
-        return (tokens_in * entry.input + tokens_out * entry.output) / 1e6
+        return price_tokens(entry, tokens_in, tokens_out, cached_in, cache_write, batch)
+
+
+def price_tokens(
+    entry: PriceEntry,
+    tokens_in: float,
+    tokens_out: float,
+    cached_in: float = 0,
+    cache_write: float = 0,
+    batch: bool = False,
+) -> float:
+    """USD of these token counts at ``entry``'s prices (see :meth:`PriceTable.cost`)."""
+    rate_in, rate_out = entry.input, entry.output
+    cached_rate = entry.cached_input if entry.cached_input is not None else entry.input
+    write_rate = entry.cache_write if entry.cache_write is not None else entry.input
+    if batch:
+        rate_in = entry.batch_input if entry.batch_input is not None else entry.input / 2
+        rate_out = entry.batch_output if entry.batch_output is not None else entry.output / 2
+        # batch discounts stack with caching where both apply (at the batch ratio)
+        ratio = rate_in / entry.input if entry.input else 0.0
+        cached_rate, write_rate = cached_rate * ratio, write_rate * ratio
+    plain = max(0.0, tokens_in - cached_in - cache_write)
+    return (
+        plain * rate_in + cached_in * cached_rate + cache_write * write_rate + tokens_out * rate_out
+    ) / 1e6
 
 
 def _latency(values: list[float]) -> dict[str, float | None]:

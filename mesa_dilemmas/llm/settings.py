@@ -81,10 +81,16 @@ class BudgetSettings(_Strict):
 
 
 class PriceEntry(_Strict):
-    """USD per million tokens."""
+    """USD per million tokens: list prices, and where the provider has them, cached input
+    (a prompt-cache read), cache writes (Anthropic) and the batch APIs' prices (None: half of
+    the list price, as OpenAI, Anthropic and Gemini charge)."""
 
     input: Annotated[float, Field(ge=0)]
     output: Annotated[float, Field(ge=0)]
+    cached_input: Annotated[float, Field(ge=0)] | None = None
+    cache_write: Annotated[float, Field(ge=0)] | None = None
+    batch_input: Annotated[float, Field(ge=0)] | None = None
+    batch_output: Annotated[float, Field(ge=0)] | None = None
 
 
 class LocalSettings(_Strict):
@@ -127,6 +133,13 @@ class LLMSettings(_Strict):
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
     #: seconds per HTTP attempt
     timeout_s: PositiveFloat = 60.0
+    #: reasoning models of OpenAI (gpt-5*, o1/o3/o4*): how hard they think; sent as
+    #: ``reasoning_effort`` (None: the provider's default).  Other models refuse it
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    #: Claude and Gemini thinking: a budget of thinking tokens (None: off for Claude, the
+    #: model's default for Gemini; 0 turns Gemini 2.5 Flash's thinking off).  Claude with
+    #: thinking takes no temperature/top_p and no forced tool, so it needs answer_mode "tags"
+    thinking_budget: Annotated[int, Field(ge=0, le=128000)] | None = None
     #: native mode: ask for a short "reasoning" field before "answer"
     reasoning: bool = True
     reasoning_max_chars: Annotated[int, Field(ge=20, le=20000)] = 800

@@ -292,13 +292,13 @@ def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, fl
         else:
             limit = max_rate
         kinds = llm_summary.get("by_model", {}).get(label, {}).get("fallbacks_by_kind") or {}
-        why = " (" + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")" if kinds else ""
+        why = "; " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) if kinds else ""
         flag = (
             "  WARNING: above 10%, these answers are largely the rule's"
             if rate > WARN_FALLBACK_RATE
             else ""
         )
-        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){why}{flag}",
+        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}{why}",
               file=sys.stderr)  # fmt: skip
         if rate > limit:
             over.append(label)

@@ -46,20 +46,23 @@ class BigArrays(Strategy):
     """Allocates and frees tens of MB (mmap/munmap), grows a list (mremap), sorts."""
 
     def act(self, history):
-        a = np.random.default_rng(history.round_number).random(4_000_000)
-        a.sort()
+        if history.round_number > 1:
+            return C
+        a = np.random.default_rng(history.round_number).random(2_000_000)
         b = bytearray(20_000_000)
         del b
         grow = []
-        for i in range(200_000):
+        for i in range(100_000):
             grow.append(i)
-        return C if a[len(a) // 2] > 0.1 else D
+        return C if a[:1000].mean() > 0.1 else D
 
 
 class LinearAlgebra(Strategy):
     """numpy's BLAS and LAPACK (OpenBLAS sets itself up on first use)."""
 
     def act(self, history):
+        if history.round_number > 1:
+            return C
         m = np.random.default_rng(0).random((200, 200))
         inv = np.linalg.inv(m + 200 * np.eye(200))
         fit = np.polyfit(np.arange(10), np.arange(10) * 2.0, 1)
@@ -73,7 +76,8 @@ class FreshRandomness(Strategy):
         rng = np.random.default_rng()
         r = random.Random()
         start = time.perf_counter()
-        time.sleep(0.0005)
+        if history.round_number == 0:
+            time.sleep(0.0005)
         elapsed = time.perf_counter() - start + time.time() * 0 + time.monotonic() * 0
         return C if rng.random() + r.random() + elapsed >= 0 else D
 

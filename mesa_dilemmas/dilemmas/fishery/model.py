@@ -1,4 +1,4 @@
-"""The common-pool fishery with punishment, social learning and group norms (paper 003).
+"""The shared-lake fishery with punishment, social learning and group norms (paper 003).
 
 One round (Sec. 3.1 of the paper), in phase order:
 
@@ -127,7 +127,7 @@ RULE_PLAYERS = {"rule": lambda **_: VillagerRules()}
 
 
 class FisheryModel(DilemmaModel):
-    """Common-pool fishery with punishment, payoff-biased imitation and propose->vote norms."""
+    """A shared-lake fishery with punishment, payoff-biased imitation and propose->vote norms."""
 
     GAME: ClassVar[str] = "fishery"
     #: the metrics summarised per grid cell (mean, s.e.m.) in summary.json
@@ -157,7 +157,10 @@ class FisheryModel(DilemmaModel):
         *,
         n_agents: Annotated[int, Field(ge=2, le=1000, description="villagers at the start")] = 10,
         capacity: Annotated[
-            Positive, Field(description="carrying capacity K of the lake, in fish")
+            Positive,
+            Field(
+                description="carrying capacity K of the lake", json_schema_extra={"unit": "fish"}
+            ),
         ] = 300.0,
         growth_rate: Annotated[
             float, Field(ge=0.0, le=2.0, description="logistic regrowth rate r per round")
@@ -186,7 +189,8 @@ class FisheryModel(DilemmaModel):
         collapse_threshold: Annotated[
             NonNegative,
             Field(
-                description="R_min: the lake has collapsed when its stock falls to this many fish"
+                description="R_min: the lake has collapsed when its stock falls to this many fish",
+                json_schema_extra={"unit": "fish"},
             ),
         ] = 15.0,
         penalty: Annotated[

@@ -16,8 +16,9 @@ from mesa_dilemmas.dilemmas.registry import PAGES as PAGES_GROUP
 from mesa_dilemmas.dilemmas.registry import games, load_extensions
 from mesa_dilemmas.viz.dashboard import generic
 from mesa_dilemmas.viz.dashboard.compare import ComparePage, CompareScreen
-from mesa_dilemmas.viz.dashboard.components import CSS, GameScreen, Text, navigation
+from mesa_dilemmas.viz.dashboard.components import CSS, Text, navigation
 from mesa_dilemmas.viz.dashboard.runtime import GamePage
+from mesa_dilemmas.viz.dashboard.screen import GameScreen
 
 # Solara's "This website runs on Solara" corner sits over the pages' content (the bottom
 # right chart); the browser tab says what is open instead of "Solara".
@@ -44,7 +45,7 @@ PAGES: list[GamePage] = REGISTERED_PAGES + EXTRA_PAGES
 
 
 def short_name(page: GamePage) -> str:
-    """The page's name in the navigation: "Port of Mars", not "port_of_mars"."""
+    """The page's name in the navigation: its title up to any "(" or ":" ("My Game", not "my_game")."""
     return page.title.split(" (")[0].split(":")[0].strip()
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import solara
 import solara.lab
-from mesa.visualization.utils import force_update, update_counter
+from mesa.visualization.utils import force_update
 
-from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
 from mesa_dilemmas.viz.dashboard.vega_widget import VegaChart, with_token
 
 CSS = """
@@ -440,61 +440,3 @@ def RunControls(model: solara.Reactive, params: solara.Reactive) -> None:
         use_threads=use_threads,
     )
     NumberSlider("play_interval", play_interval_spec(), interval.value, interval.set)
-
-
-@solara.component
-def GameScreen(page: GamePage) -> None:
-    """One game's page: Mesa's Reset / ▶ / Step and the page's parameters in the sidebar, the
-    page's panels in the main area.
-
-    The sidebar is put together from Mesa's pieces rather than ``SolaraViz`` itself:
-    ``SolaraViz`` always adds its own settings ("Render Interval", "Use Threads", the
-    model's clock) that mean nothing to a game page, and its sliders show no values.
-    The controls are Mesa's ``ModelController`` (so Play, pause and Reset behave as on
-    any Mesa page); the parameters are :func:`.inputs.ParameterInputs`, which Reset
-    reads the same way Mesa's ``ModelCreator`` does."""
-
-    from mesa_dilemmas.viz.dashboard.inputs import ParameterInputs
-
-    controls = solara.use_memo(lambda: {"page": page, **page.controls()}, [])
-    #: what the next Reset builds (Mesa's ModelController reads it)
-    params = solara.use_reactive(solara.use_memo(lambda: default_params(controls), []))
-    model = solara.use_reactive(solara.use_memo(lambda: DashboardModel(**params.value), []))
-    solara.use_effect(lambda: model.value.close, [model.value])
-
-    def change(name: str, value: Any) -> None:
-        params.value = {**params.value, name: value}
-
-    solara.Style(CSS)
-    navigation()
-    with solara.AppBar():
-        solara.AppBarTitle(page.title)
-        solara.lab.ThemeToggle()
-    with solara.Sidebar(), solara.Column(classes=["mdd-sidebar"]):
-        with solara.Card("Run", margin=0):
-            RunControls(model, params)
-        with solara.Card("Parameters", subtitle="Reset starts a game with these", margin=0):
-            ParameterInputs(controls, params.value, change)
-    ModelView(model.value)
-
-
-@solara.component
-def ModelView(model: DashboardModel) -> None:
-    """Title, status, the page's panels on the latest snapshot, the LLM panel, the run's settings."""
-    tick = update_counter.get()  # re-render after every Step, Reset and live tick
-    from mesa_dilemmas.viz.dashboard.llm_panel import LLMPanel  # it builds on this module
-
-    PageModel.provide(model)
-    version = model.version
-    solara.use_effect(lambda: model.shown(version), [model.uid, version])  # Play may go on
-    with solara.Div(attributes={"data-page": model.page.path}):
-        Text(model.page.title, tag="h2")
-        Text(model.page.summary)
-        RoundStatus(model, tick)
-        if model.view is not None:
-            model.page.panels(view=model.view, model=model)
-        if model.llm is not None:
-            LLMPanel(model, tick)
-        if model.view is not None:
-            Export(model, tick)
-        RunSettings(model)
