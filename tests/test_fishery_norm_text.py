@@ -33,12 +33,9 @@ POLICIES: list[tuple[str, float | None]] = [
     ("Catch no more than 3 per day.", 3.0),
     ("Everyone: max 4 fish/day.", 4.0),
     ("Each villager should catch 5 fish; total catch must stay below 50 fish.", 5.0),
-    # Table 4 style: effort targets, not fish -> no fish cap stated
-    (
-        "All villagers should maintain an effort level of 1.0 so everyone receives a steady payoff.",
-        None,
-    ),
-    ("Continue reducing effort to 0.6 for sustainable management of the lake.", None),
+    # effort targets, not fish -> no fish cap stated
+    ("We all fish at full effort 1.0 so that every household earns the same each round.", None),
+    ("Lower the effort further, down to 0.6, so the lake can recover.", None),
     ("Keep efforts at 0.8 or lower to sustain positive outcomes for all 10 villagers.", None),
     ("Everyone should fish with an effort of 0.6-0.65 to let the lake regrow.", None),
     ("Keep effort at 1.0.", None),

@@ -170,15 +170,18 @@ def test_5xx_timeouts_and_truncated_bodies_are_retried(provider: str) -> None:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_persistent_failure_falls_back_and_is_recorded(provider: str, tmp_path: Path) -> None:
+def test_persistent_failure_stops_instead_of_falling_back(provider: str, tmp_path: Path) -> None:
+    """A call that fails after its retries is not answered by the rule: ProviderFailed."""
+    from mesa_dilemmas.llm.errors import ProviderFailed
+
     with WireServer(Faults(server_error=1.0)) as server:
         session.start_run(LLMSettings(cache=False), tmp_path / "run", resume=False)
         pol = make_policy(spec_for(provider, server.url), max_retries=1)
-        values, stats = broker_answers(pol, [Decision("unit.effort", EFFORT, {}, None, 1, 5)])
+        with pytest.raises(ProviderFailed, match="gave up after 2 attempts"):
+            broker_answers(pol, [Decision("unit.effort", EFFORT, {}, None, 1, 5)])
         summary = session.finish_run()
-    assert values == [5] and stats.total("fallbacks") == 1
     assert summary["provider_calls"] == 1 and summary["failed_calls"] == 1
-    assert summary["call_errors"] == 1 and summary["fallbacks"] == 1
+    assert summary["decisions"] == 0 and summary["fallbacks"] == 0
     assert server.state.requests == 2  # the first attempt and one retry
 
 

@@ -82,7 +82,7 @@ EXPECTED = {
 @pytest.fixture
 def fast_limits():
     old = get_limits()
-    set_limits(SandboxLimits(call_timeout=0.5, match_timeout=20.0, memory_mb=1024))
+    set_limits(SandboxLimits(call_cpu=0.5, match_cpu=20.0, wall_factor=6.0, memory_mb=1024))
     yield
     set_limits(old)
 
@@ -152,3 +152,37 @@ def test_hostile_corpus_is_contained_and_reported(tmp_path: Path, fast_limits) -
     assert not [pid for pid, sid in _sessions().items() if sid in pids]
     listener.close()
     udp.close()
+
+
+def test_escape_corpus_is_contained_in_a_batch(tmp_path: Path, fast_limits, monkeypatch) -> None:
+    """Issue 26's corpus aimed at this very process (its pid handed to the strategies): the
+    process survives, nothing is written, nothing of its environment or memory comes out."""
+    key = "sk-test-Zq7Lw2Nx9Vb4Kd6Hs1Jt8Pm3Rc5Yf0GaUe"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    marker_dir = tmp_path / "markers"
+    marker_dir.mkdir()
+    victim = marker_dir / "victim.txt"
+    victim.write_text("original")
+    (marker_dir / "run_pid").write_text(str(os.getpid()))
+    code = (CORPUS / "escape.py").read_text()
+    code = code.replace("@MARKER_DIR@", str(marker_dir)).replace("@KEY@", key)
+    (tmp_path / "escape.py").write_text(code)
+    escape = load_strategy_set(tmp_path / "escape.py")
+    assert len(escape) >= 25 and all(not e.trusted for e in escape)
+    friends = [StrategyEntry.reference("all_c"), StrategyEntry.reference("tft(0.5)")]
+    lineups = [[e, *friends] for e in escape]
+    game = make_game("public_goods", 3, 4)
+    result = play_batch(game, lineups, np.arange(len(lineups)))
+    reasons = {}
+    for f in result.flags:
+        reasons.setdefault(f.strategy, f.reason)
+    assert sorted(reasons) == sorted(e.name for e in escape), "every one is flagged"
+    text = " ".join(reasons.values())
+    assert "LEAK" not in text and key[:10] not in text and key.encode().hex()[:16] not in text
+    assert sorted(p.name for p in marker_dir.iterdir()) == ["run_pid", "victim.txt"]
+    assert victim.read_text() == "original"
+    assert (result.totals[:, 1:] > 0).all()  # the matches went on
+    box = default_sandbox()
+    pids = set(box.pids)
+    box.close(spare=True)
+    assert not [pid for pid, sid in _sessions().items() if sid in pids]

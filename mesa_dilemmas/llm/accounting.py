@@ -137,6 +137,9 @@ def _empty_group() -> dict[str, Any]:
         "modes": {},
         "tokens_in": 0,
         "tokens_out": 0,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
+        "snapshots": {},
         "cost_usd": 0.0,
         "latencies": [],
         "decisions": 0,
@@ -178,7 +181,8 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
     segment = recorder.segment
     calls = recorder.db.execute(
         "SELECT segment, source, label, kind, agent_id, tokens_in, tokens_out, latency_s,"
-        " cost_usd, error, retried, http_status, mode FROM calls"
+        " cost_usd, error, retried, http_status, mode, cached_tokens, cache_write_tokens,"
+        " snapshot FROM calls"
     )
     decisions = recorder.db.execute(
         "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors, policy, fallback"
@@ -203,6 +207,9 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
             retried,
             status,
             mode,
+            cached,
+            written,
+            snapshot,
         ) = row
         agent = "narrator" if agent_id is None else str(agent_id)
         targets = [total] + [
@@ -216,6 +223,10 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
                     g["modes"][mode] = g["modes"].get(mode, 0) + 1
                 g["tokens_in"] += tin or 0
                 g["tokens_out"] += tout or 0
+                g["cached_tokens"] += cached or 0
+                g["cache_write_tokens"] += written or 0
+                if snapshot:
+                    g["snapshots"][snapshot] = g["snapshots"].get(snapshot, 0) + 1
                 g["cost_usd"] += cost or 0.0
                 if error:
                     g["failed_attempts"] += 1
@@ -266,7 +277,8 @@ CALL_COLUMNS = (
     "id", "ts", "segment", "pid", "key", "label", "policy", "source", "run_seed", "agent_id",
     "round", "step", "kind", "counter", "attempt", "tokens_in", "tokens_out", "latency_s",
     "cost_usd", "finish_reason", "error", "request", "response", "status", "http_status",
-    "retried", "mode",
+    "retried", "mode", "snapshot", "fingerprint", "params", "cached_tokens",
+    "cache_write_tokens", "reasoning_tokens", "batch_id",
 )  # fmt: skip
 DECISION_COLUMNS = (
     "id", "ts", "segment", "pid", "policy", "run_seed", "agent_id", "round", "step", "kind",
@@ -294,7 +306,7 @@ def load_calls(run_dir: Path) -> Iterable[dict[str, Any]]:
     rec = RunRecorder(Path(run_dir))
     for row in rec.db.execute(f"SELECT {', '.join(CALL_COLUMNS)} FROM calls ORDER BY id"):
         item = dict(zip(CALL_COLUMNS, row, strict=True))
-        for k in ("request", "response"):
+        for k in ("request", "response", "params"):
             item[k] = json.loads(item[k]) if item[k] else None
         yield item
     rec.close()

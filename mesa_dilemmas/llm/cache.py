@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS responses_label ON responses(label);
+CREATE TABLE IF NOT EXISTS snapshots (
+    label TEXT PRIMARY KEY,
+    snapshot TEXT NOT NULL,
+    seen REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS in_flight (
     key TEXT PRIMARY KEY,
     pid INTEGER NOT NULL,
@@ -69,13 +74,35 @@ class ResponseCache:
             _OPEN[directory] = cls(directory)
         return _OPEN[directory]
 
-    def get(self, key: str) -> ChatResponse | None:
+    def get(self, key: str, label: str | None = None) -> ChatResponse | None:
+        """The cached response of ``key``; with ``label``, only if it came from the model
+        snapshot the provider last named for that label (an alias such as ``gpt-4o`` that
+        now resolves to a newer dated snapshot does not re-use the older one's answers:
+        the resolved snapshot is part of what a cached answer is keyed by)."""
         rows = self.db.execute("SELECT response FROM responses WHERE key = ?", (key,))
-        return ChatResponse.from_json(json.loads(rows[0][0])) if rows else None
+        if not rows:
+            return None
+        hit = ChatResponse.from_json(json.loads(rows[0][0]))
+        if label is not None and hit.model:
+            latest = self.snapshot(label)
+            if latest is not None and latest != hit.model:
+                return None
+        return hit
+
+    def snapshot(self, label: str) -> str | None:
+        """The dated model snapshot the provider last answered ``label`` with."""
+        rows = self.db.execute("SELECT snapshot FROM snapshots WHERE label = ?", (label,))
+        return rows[0][0] if rows else None
 
     def put(self, key: str, label: str, request: dict[str, Any], response: ChatResponse) -> None:
+        if response.model:
+            self.db.execute(
+                "INSERT OR REPLACE INTO snapshots (label, snapshot, seen) VALUES (?, ?, ?)",
+                (label, response.model, time.time()),
+            )
         self.db.execute(
-            "INSERT OR IGNORE INTO responses (key, label, request, response, created) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO responses (key, label, request, response, created)"
+            " VALUES (?, ?, ?, ?, ?)",
             (
                 key,
                 label,

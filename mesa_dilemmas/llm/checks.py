@@ -88,12 +88,56 @@ def check_spec(spec: ModelSpec, settings: LLMSettings) -> None:
             )
         if not Path(spec.model).expanduser().is_file():
             raise LLMConfigError(f"llm: model file not found: {spec.model} (needed by {spec})")
+    check_parameters(spec, settings)
     unpriced = PriceTable(settings.prices).price(spec.label) is None
     if settings.budget.max_cost_usd is not None and spec.provider != "local" and unpriced:
         raise LLMConfigError(
             f"llm: budget.max_cost_usd is set but {spec.label} has no price; add "
             f'[llm.prices."{spec.label}"] with input and output (USD per million tokens)'
         )
+
+
+#: the sampling temperature a reasoning model is not sent (the default of ``[llm] temperature``)
+_DEFAULT_TEMPERATURE = LLMSettings.model_fields["temperature"].default
+
+
+def check_parameters(spec: ModelSpec, settings: LLMSettings) -> None:
+    """Settings the model cannot take are one line naming the setting, before the run.
+
+    OpenAI's reasoning models (gpt-5*, o1/o3/o4*) take no temperature or top_p (the default
+    temperature is simply not sent); Claude with thinking (``thinking_budget``) takes neither,
+    no forced tool (so no native answers) and a budget of at least 1,024 tokens."""
+    from mesa_dilemmas.llm.backends.openai_models import is_reasoning_model
+
+    sampling = [
+        name
+        for name, changed in (
+            ("temperature", settings.temperature != _DEFAULT_TEMPERATURE),
+            ("top_p", settings.top_p is not None),
+        )
+        if changed
+    ]
+    if spec.provider == "openai" and is_reasoning_model(spec.model) and sampling:
+        raise LLMConfigError(
+            f"llm.{sampling[0]}: {spec.label} is a reasoning model and takes no {sampling[0]}; "
+            "remove it from [llm] (reasoning_effort sets how hard it thinks)"
+        )
+    if spec.provider == "anthropic" and settings.thinking_budget:
+        if sampling:
+            raise LLMConfigError(
+                f"llm.{sampling[0]}: {spec.label} with thinking (thinking_budget) takes no "
+                f"{sampling[0]}; remove it from [llm] or unset thinking_budget"
+            )
+        if settings.answer_mode == "native":
+            raise LLMConfigError(
+                f"llm.answer_mode: {spec.label} with thinking (thinking_budget) cannot be forced "
+                'to use the answer tool; set answer_mode = "tags" or unset thinking_budget'
+            )
+        if settings.thinking_budget < 1024:
+            raise LLMConfigError(
+                f"llm.thinking_budget: {spec.label} needs at least 1024 thinking tokens "
+                f"(got {settings.thinking_budget})"
+            )
 
 
 def preflight(specs: Iterable[str], settings: LLMSettings) -> None:

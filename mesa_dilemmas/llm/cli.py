@@ -85,10 +85,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     spec_text = args.spec
     if args.base_url:
         spec_text = f"{spec_text}@{args.base_url}"
-    settings = LLMSettings.from_table(
-        {"cache": False, "timeout_s": args.timeout, "max_retries": args.retries,
-         "max_tokens": args.max_tokens, "temperature": 0.0}
-    )  # fmt: skip
+    from mesa_dilemmas.llm.backends.openai_models import is_reasoning_model
+
+    table: dict[str, Any] = {"cache": False, "timeout_s": args.timeout,
+                             "max_retries": args.retries, "max_tokens": args.max_tokens}  # fmt: skip
+    if not is_reasoning_model(spec_text.partition(":")[2].partition("@")[0]):
+        table["temperature"] = 0.0  # reasoning models take no temperature
+    settings = LLMSettings.from_table(table)
     try:
         spec = resolve(spec_text, settings)
         if spec.provider == "replay":

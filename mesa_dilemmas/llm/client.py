@@ -194,7 +194,7 @@ class LLMClient:
         if recorder is not None:
             hit = recorder.lookup(key)
         if hit is None and cache is not None:
-            hit, source = cache.get(key), "cache"
+            hit, source = cache.get(key, self.label), "cache"
         if hit is not None:
             source = "replay" if self.replay else source
             if recorder is not None:
@@ -315,7 +315,14 @@ class LLMClient:
                 exc.status,
             ) from None
         latency = time.perf_counter() - start
-        cost = self.prices.cost(self.label, response.tokens_in, response.tokens_out)
+        extra = response.extra or {}
+        cost = self.prices.cost(
+            self.label,
+            response.tokens_in,
+            response.tokens_out,
+            cached_in=int(extra.get("cached_tokens") or 0),
+            cache_write=int(extra.get("cache_write_tokens") or 0),
+        )
         self.limiter.settle(estimate, response.tokens_in + response.tokens_out)
         budget.charge(response.tokens_in + response.tokens_out, cost)
         if cache is not None:

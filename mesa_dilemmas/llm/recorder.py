@@ -35,7 +35,9 @@ CREATE TABLE IF NOT EXISTS calls (
     counter INTEGER, attempt INTEGER,
     tokens_in INTEGER, tokens_out INTEGER, latency_s REAL, cost_usd REAL,
     finish_reason TEXT, error TEXT, request TEXT, response TEXT,
-    status TEXT, http_status INTEGER, retried INTEGER, mode TEXT
+    status TEXT, http_status INTEGER, retried INTEGER, mode TEXT,
+    snapshot TEXT, fingerprint TEXT, params TEXT, cached_tokens INTEGER,
+    cache_write_tokens INTEGER, reasoning_tokens INTEGER, batch_id TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_key ON calls(key);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -56,8 +58,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 
 #: columns describing each attempt: status ("ok" | "error"), the HTTP status of a failed one,
 #: whether another attempt followed it (retried), the structured-output mode used
+#: and what exactly was sent and answered: the dated model snapshot the provider named, its
+#: system fingerprint, the parameters as sent (after any SDK filtering), prompt-cache reads and
+#: writes, reasoning tokens, and the batch job that carried the call
 ATTEMPT_COLUMNS = (("status", "TEXT"), ("http_status", "INTEGER"), ("retried", "INTEGER"),
-                   ("mode", "TEXT"))  # fmt: skip
+                   ("mode", "TEXT"), ("snapshot", "TEXT"), ("fingerprint", "TEXT"),
+                   ("params", "TEXT"), ("cached_tokens", "INTEGER"),
+                   ("cache_write_tokens", "INTEGER"), ("reasoning_tokens", "INTEGER"),
+                   ("batch_id", "TEXT"))  # fmt: skip
 
 #: sources of an answer: a paid provider call, the shared cache, an earlier segment of this run
 SOURCES = ("provider", "cache", "run", "replay")
@@ -116,14 +124,21 @@ class RunRecorder:
         http_status: int | None = None,
         retried: bool = False,
         mode: str | None = None,
+        params: dict[str, Any] | None = None,
+        batch_id: str | None = None,
     ) -> None:
         """One attempt: a paid call (``source="provider"``, failed ones included, each
-        transport retry its own row with ``retried=1``) or an answer found again."""
+        transport retry its own row with ``retried=1``) or an answer found again.
+        ``params``: the parameters as sent, when the response does not carry them."""
+        extra = (response.extra or {}) if response else {}
+        sent = extra.get("sent", params)
         self.db.execute(
             "INSERT INTO calls (ts, segment, pid, key, label, policy, source, run_seed, agent_id,"
             " round, step, kind, counter, attempt, tokens_in, tokens_out, latency_s, cost_usd,"
-            " finish_reason, error, request, response, status, http_status, retried, mode)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " finish_reason, error, request, response, status, http_status, retried, mode,"
+            " snapshot, fingerprint, params, cached_tokens, cache_write_tokens,"
+            " reasoning_tokens, batch_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(), self.segment, os.getpid(), key, label, ctx.policy, source,
                 ctx.run_seed, ctx.agent_id, ctx.round, ctx.step, ctx.kind, ctx.counter,
@@ -135,6 +150,10 @@ class RunRecorder:
                 redact(error), redact(json.dumps(request)),
                 redact(json.dumps(response.to_json())) if response else None,
                 "error" if error else "ok", http_status, int(retried), mode,
+                response.model if response else None, extra.get("system_fingerprint"),
+                redact(json.dumps(sent)) if sent is not None else None,
+                int(extra.get("cached_tokens") or 0), int(extra.get("cache_write_tokens") or 0),
+                int(extra.get("reasoning_tokens") or 0), batch_id,
             ),
         )  # fmt: skip
 

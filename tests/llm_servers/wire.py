@@ -99,6 +99,11 @@ class ServerState:
     #: requests being answered right now, and the most at once (cluster-wide limits are tested on it)
     in_flight: int = 0
     peak_in_flight: int = 0
+    #: the dated snapshot the server names in its responses (None: the model asked for)
+    snapshot: str | None = None
+    #: system prompts seen so far: a repeated one is reported as read from the prompt cache,
+    #: as the providers report automatic (OpenAI, Gemini) or marked (Anthropic) prefix caching
+    prefixes: set = field(default_factory=set)
 
 
 # -- request normalisation ------------------------------------------------------
@@ -164,9 +169,26 @@ def _tokens(req: NormalizedRequest, text: str) -> tuple[int, int]:
     return max(1, prompt // 4), max(1, len(text) // 4)
 
 
-def openai_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
+def _cached(req: NormalizedRequest, state: ServerState | None) -> int:
+    """Prompt tokens of the request's system prompt when the server saw it before."""
+    if state is None or not req.system:
+        return 0
+    with state.lock:
+        seen = req.system in state.prefixes
+        state.prefixes.add(req.system)
+    return len(req.system) // 4 if seen else 0
+
+
+def _model(req: NormalizedRequest, state: ServerState | None) -> str:
+    return (state.snapshot if state is not None else None) or req.model
+
+
+def openai_body(
+    req: NormalizedRequest, reply: Reply | None, state: ServerState | None = None
+) -> dict[str, Any]:
     text = reply.text if reply else ""
     tin, tout = _tokens(req, text)
+    cached = _cached(req, state)
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
     if reply is None:
         message = {
@@ -178,7 +200,7 @@ def openai_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": req.model,
+        "model": _model(req, state),
         "choices": [
             {
                 "index": 0,
@@ -187,14 +209,26 @@ def openai_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
                 "finish_reason": reply.finish_reason if reply else "stop",
             }
         ],
-        "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+        "usage": {
+            "prompt_tokens": tin,
+            "completion_tokens": tout,
+            "total_tokens": tin + tout,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
         "system_fingerprint": "fp_loopback",
     }
 
 
-def anthropic_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
+def anthropic_body(
+    req: NormalizedRequest, reply: Reply | None, state: ServerState | None = None
+) -> dict[str, Any]:
     text = reply.text if reply else ""
     tin, tout = _tokens(req, text)
+    system = req.raw.get("system")
+    marked = isinstance(system, list) and any("cache_control" in b for b in system)
+    prefix = len(req.system) // 4 if marked else 0
+    read = _cached(req, state) if marked else 0
+    written = prefix - read
     if reply is None:
         content: list[dict[str, Any]] = []
         stop = "refusal"
@@ -215,17 +249,25 @@ def anthropic_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
         "role": "assistant",
-        "model": req.model,
+        "model": _model(req, state),
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": tin, "output_tokens": tout},
+        "usage": {
+            "input_tokens": tin - prefix,  # Anthropic counts cache reads and writes apart
+            "output_tokens": tout,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
+        },
     }
 
 
-def gemini_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
+def gemini_body(
+    req: NormalizedRequest, reply: Reply | None, state: ServerState | None = None
+) -> dict[str, Any]:
     text = reply.text if reply else ""
     tin, tout = _tokens(req, text)
+    cached = _cached(req, state)
     if reply is None:
         candidate: dict[str, Any] = {
             "finishReason": "SAFETY",
@@ -251,8 +293,9 @@ def gemini_body(req: NormalizedRequest, reply: Reply | None) -> dict[str, Any]:
             "promptTokenCount": tin,
             "candidatesTokenCount": tout,
             "totalTokenCount": tin + tout,
+            "cachedContentTokenCount": cached,
         },
-        "modelVersion": req.model,
+        "modelVersion": _model(req, state),
         "responseId": uuid.uuid4().hex[:20],
     }
 
@@ -393,7 +436,7 @@ class _Handler(BaseHTTPRequestHandler):
             reply = invalid_reply(req)
         else:
             reply = state.responder(req)
-        payload = json.dumps(make(req, reply)).encode()
+        payload = json.dumps(make(req, reply, state)).encode()
         self._log(req.api, digest, status, fault, retry_count)
         if fault == "truncated":
             cut = payload[: len(payload) // 2]
@@ -431,10 +474,12 @@ class WireServer:
         latency_s: float = 0.0,
         responder: Callable[[NormalizedRequest], Reply] = scripted_reply,
         port: int = 0,
+        snapshot: str | None = None,
     ) -> None:
         faults = faults or Faults()
         self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.state = ServerState(faults, latency_s, responder, random.Random(faults.seed))
+        self._server.state.snapshot = snapshot
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

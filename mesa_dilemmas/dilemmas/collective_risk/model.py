@@ -71,12 +71,31 @@ class CollectiveRiskModel(BinaryDilemmaModel):
     def __init__(
         self,
         *,
-        n_players: Annotated[int, Field(ge=2, le=MAX_PLAYERS)] = 4,
-        rounds: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_ROUNDS,
-        k: Annotated[float, Field(gt=0)] = 2.0,
-        m: Annotated[int | None, Field(ge=1)] = None,
-        strategies: tuple[str, ...] = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
-        players: Population | None = None,
+        n_players: Annotated[
+            int, Field(ge=2, le=MAX_PLAYERS, description="players in the group")
+        ] = 4,
+        rounds: Annotated[
+            int, Field(ge=1, le=100_000, description="rounds a game lasts")
+        ] = DEFAULT_ROUNDS,
+        k: Annotated[
+            float, Field(gt=0, description="what every player gains when enough contribute")
+        ] = 2.0,
+        m: Annotated[
+            int | None,
+            Field(
+                ge=1, description="contributors needed for the benefit (default: half the group)"
+            ),
+        ] = None,
+        strategies: Annotated[
+            tuple[str, ...],
+            Field(
+                description="the strategy of each default seat, e.g. tft(0.5), all_d, grim(0.34), or SET:NAME"
+            ),
+        ] = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
+        players: Annotated[
+            Population | None,
+            Field(description="who plays: a [population] table of strategy, rule and LLM groups"),
+        ] = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:

@@ -57,9 +57,9 @@ def prompt_fields(
     slot = v.slot
     me = v.unique_id
     norms = [f'Your personal strategy: "{v.norm_text}"']
-    intro = "Each villager holds a personal strategy about what they should do"
+    intro = "Every villager follows a fishing rule of its own"
     if model.group_decision:
-        intro += ", and the community also has a shared policy."
+        intro += ", and the village as a whole has agreed on one common rule."
         norms.append(f'Shared community policy: "{model.shared_policy}"')
     else:
         intro += "."

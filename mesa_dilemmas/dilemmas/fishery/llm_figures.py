@@ -128,7 +128,7 @@ def norm_structure(
             )
     ax.set_xlabel("individual similarity (mean pairwise cosine)")
     ax.set_ylabel("alignment (mean cosine with the mean norm)")
-    ax.set_title("Norm structure at the end of each run (TF-IDF)")
+    ax.set_title("Final norms: alignment against individual similarity (TF-IDF)")
     ax.legend(fontsize=7)
     return [_save(fig, run_dir / "llm_norm_structure")]
 

@@ -66,11 +66,25 @@ class PublicGoodsModel(BinaryDilemmaModel):
     def __init__(
         self,
         *,
-        n_players: Annotated[int, Field(ge=2, le=MAX_PLAYERS)] = 4,
-        rounds: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_ROUNDS,
-        k: Annotated[float, Field(gt=1)] = 2.0,
-        strategies: tuple[str, ...] = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
-        players: Population | None = None,
+        n_players: Annotated[
+            int, Field(ge=2, le=MAX_PLAYERS, description="players in the group")
+        ] = 4,
+        rounds: Annotated[
+            int, Field(ge=1, le=100_000, description="rounds a game lasts")
+        ] = DEFAULT_ROUNDS,
+        k: Annotated[
+            float, Field(gt=1, description="multiplication factor of the pot (1 < k < n)")
+        ] = 2.0,
+        strategies: Annotated[
+            tuple[str, ...],
+            Field(
+                description="the strategy of each default seat, e.g. tft(0.5), all_d, grim(0.34), or SET:NAME"
+            ),
+        ] = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
+        players: Annotated[
+            Population | None,
+            Field(description="who plays: a [population] table of strategy, rule and LLM groups"),
+        ] = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:

@@ -1,8 +1,12 @@
 """Anthropic's Messages API through the official ``anthropic`` SDK.
 
-Sampling temperature is sent when the installed SDK's ``messages.create`` still
-takes it (the newest SDK releases dropped it; the model's default sampling is
-used then).  The SDK makes one attempt per call; the client retries 408/409/429/5xx (529
+Sampling temperature and top_p are sent as arguments when the installed SDK's
+``messages.create`` still takes them, else in the request body (``extra_body``: the
+newest SDK releases dropped the arguments, the API still takes them); the record holds
+the parameters as sent.  ``thinking_budget`` turns on extended thinking (then no
+temperature, and ``max_tokens`` grows by the budget).  The system prompt -- the stable
+part of every prompt -- carries ``cache_control``, so repeated prefixes are read from
+Anthropic's prompt cache (``cache_read_input_tokens``) at the cached price.  The SDK makes one attempt per call; the client retries 408/409/429/5xx (529
 "overloaded" included), timeouts and connection errors, honouring ``Retry-After``,
 and records every attempt.  Native answers use tool use: one tool
 named ``answer`` whose ``input_schema`` is the wrapped answer schema, forced
@@ -38,17 +42,27 @@ class AnthropicBackend(RemoteBackend):
         self._clients = self.sdk_clients(anthropic.AsyncAnthropic)
 
     def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
+        budget = self.settings.thinking_budget
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": req.max_tokens,
+            "max_tokens": req.max_tokens + (budget or 0),
             "messages": [{"role": m.role, "content": m.content} for m in req.turns],
         }
-        if self.sampling_params:
-            kwargs["temperature"] = min(req.temperature, 1.0)  # Anthropic's range is [0, 1]
+        sampling: dict[str, Any] = {}
+        if budget:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        else:
+            sampling["temperature"] = min(req.temperature, 1.0)  # Anthropic's range is [0, 1]
             if req.top_p is not None:
-                kwargs["top_p"] = req.top_p
+                sampling["top_p"] = req.top_p
+        if self.sampling_params:
+            kwargs.update(sampling)
+        elif sampling:
+            kwargs["extra_body"] = sampling
         if req.system:
-            kwargs["system"] = req.system
+            kwargs["system"] = [
+                {"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}
+            ]
         if req.schema is not None:
             kwargs["tools"] = [
                 {
@@ -62,8 +76,9 @@ class AnthropicBackend(RemoteBackend):
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         client = self._clients.get()
+        kwargs = self.request_kwargs(request)
         try:
-            resp = await client.messages.create(**self.request_kwargs(request))
+            resp = await client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
             headers = getattr(exc.response, "headers", None)
             raise status_error("anthropic", exc.status_code, exc.message, headers) from exc
@@ -86,12 +101,19 @@ class AnthropicBackend(RemoteBackend):
                 data = block.input
         text = "".join(text_parts)
         refusal = (text or "refused") if resp.stop_reason == "refusal" else None
+        usage = resp.usage
+        read = int(getattr(usage, "cache_read_input_tokens", 0) or 0)
+        written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
+        sent = {k: v for k, v in kwargs.items() if k not in ("messages", "system", "extra_body")}
+        sent.update(kwargs.get("extra_body", {}))
         return ChatResponse(
             text=text,
-            tokens_in=resp.usage.input_tokens,
-            tokens_out=resp.usage.output_tokens,
+            # every input token: Anthropic counts cache reads and writes apart from input_tokens
+            tokens_in=usage.input_tokens + read + written,
+            tokens_out=usage.output_tokens,
             finish_reason=resp.stop_reason,
             data=data,
             refusal=refusal,
             model=resp.model,
+            extra={"sent": sent, "cached_tokens": read, "cache_write_tokens": written},
         )

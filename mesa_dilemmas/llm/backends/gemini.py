@@ -65,6 +65,10 @@ class GeminiBackend(RemoteBackend):
         if req.schema is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = req.schema
+        if self.settings.thinking_budget is not None:
+            config["thinking_config"] = types.ThinkingConfig(
+                thinking_budget=self.settings.thinking_budget
+            )
         contents = [
             types.Content(
                 role="model" if m.role == "assistant" else "user",
@@ -80,8 +84,9 @@ class GeminiBackend(RemoteBackend):
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         client = self._clients.get()
+        kwargs = self.request_kwargs(request)
         try:
-            resp = await client.aio.models.generate_content(**self.request_kwargs(request))
+            resp = await client.aio.models.generate_content(**kwargs)
         except genai_errors.APIError as exc:
             response = getattr(exc, "response", None)
             wait = retry_after_seconds(getattr(response, "headers", None))
@@ -112,6 +117,12 @@ class GeminiBackend(RemoteBackend):
             refusal = f"stopped for {finish}"
         elif candidate is None:
             raise TransientCallError("gemini: response without candidates")
+        sent = {"model": kwargs["model"]}
+        sent.update(
+            kwargs["config"].model_dump(
+                mode="json", exclude_none=True, exclude={"system_instruction"}
+            )
+        )
         return ChatResponse(
             text=text,
             tokens_in=(usage.prompt_token_count or 0) if usage else 0,
@@ -119,4 +130,9 @@ class GeminiBackend(RemoteBackend):
             finish_reason=finish,
             refusal=refusal,
             model=resp.model_version or self.model,
+            extra={
+                "sent": sent,
+                "cached_tokens": int((usage.cached_content_token_count or 0) if usage else 0),
+                "reasoning_tokens": int((usage.thoughts_token_count or 0) if usage else 0),
+            },
         )

@@ -24,6 +24,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from mesa_dilemmas.llm.backends.base import PerLoop, RemoteBackend, status_error
+from mesa_dilemmas.llm.backends.openai_models import is_reasoning_model
 from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse, Message
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -68,6 +69,12 @@ def without_ranges(schema: dict[str, Any]) -> dict[str, Any]:
 
     strip(out)
     return out
+
+
+def sent_params(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of a request as sent, without its messages (recorded with each call;
+    the messages are in the recorded request)."""
+    return {k: copy.deepcopy(v) for k, v in kwargs.items() if k not in ("messages", "contents")}
 
 
 #: how a compatible server may take a JSON schema, best first; "tags": it takes none
@@ -134,17 +141,22 @@ class OpenAIBackend(RemoteBackend):
 
     def request_kwargs(self, req: ChatRequest, schema_format: str | None = None) -> dict[str, Any]:
         schema_format = schema_format or self.schema_format
+        reasoning = is_reasoning_model(self.model)
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in req.messages],
-            "temperature": req.temperature,
             "seed": req.seed,
         }
+        if not reasoning:  # reasoning models reject temperature and top_p
+            kwargs["temperature"] = req.temperature
+            if req.top_p is not None:
+                kwargs["top_p"] = req.top_p
+        elif self.settings.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = self.settings.reasoning_effort
         # OpenAI's own API wants max_completion_tokens (reasoning models reject max_tokens);
         # compatible servers know max_tokens
-        kwargs["max_completion_tokens" if self.base_url is None else "max_tokens"] = req.max_tokens
-        if req.top_p is not None:
-            kwargs["top_p"] = req.top_p
+        key = "max_completion_tokens" if self.base_url is None or reasoning else "max_tokens"
+        kwargs[key] = req.max_tokens
         if req.schema is not None and schema_format == "json_object":
             kwargs["response_format"] = {"type": "json_object", "schema": req.schema}
         elif req.schema is not None:
@@ -158,12 +170,21 @@ class OpenAIBackend(RemoteBackend):
         return kwargs
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
-        resp = await self._create(self.request_kwargs(request))
+        kwargs = self.request_kwargs(request)
+        resp = await self._create(kwargs)
         if not getattr(resp, "choices", None):
             raise TransientCallError("openai: response without choices")
         choice = resp.choices[0]
         message = choice.message
         usage = resp.usage
+        details = getattr(usage, "prompt_tokens_details", None)
+        out_details = getattr(usage, "completion_tokens_details", None)
+        extra = {
+            "sent": sent_params(kwargs),
+            "system_fingerprint": getattr(resp, "system_fingerprint", None),
+            "cached_tokens": int(getattr(details, "cached_tokens", 0) or 0),
+            "reasoning_tokens": int(getattr(out_details, "reasoning_tokens", 0) or 0),
+        }
         return ChatResponse(
             text=message.content or "",
             tokens_in=usage.prompt_tokens if usage else 0,
@@ -171,6 +192,7 @@ class OpenAIBackend(RemoteBackend):
             finish_reason=choice.finish_reason,
             refusal=getattr(message, "refusal", None),
             model=resp.model,
+            extra=extra,
         )
 
     async def _create(self, kwargs: dict[str, Any]) -> Any:

@@ -75,51 +75,47 @@ class SandboxLimits:
 
 _O_WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # O_TMPFILE
 
-#: what a worker may call after its start-up (measured: docs/sandbox.md, ``python -m
-#: mesa_dilemmas.agents.strategies.sandbox.measure``).  Values: None -- any arguments;
-#: otherwise the only argument patterns allowed, as ``(arg, op, value[, mask])`` tuples that
-#: must all hold ("self" stands for the worker's own pid).
+#: what a worker may call after its start-up.  Measured (``python -m
+#: mesa_dilemmas.agents.strategies.sandbox.measure``: every path that runs strategy code, on the
+#: published-format, LLM-style and benign fixture sets, under strace; docs/sandbox.md has the
+#: counts), plus the few marked "not measured" with their reason.  Values: None -- any
+#: arguments; otherwise the argument patterns allowed, each a tuple of ``(arg, op, value)``
+#: conditions that must all hold (``("masked_eq", value, mask)``: ``arg & mask == value``;
+#: "self" stands for the worker's own pid).
 ALLOW: dict[str, list[tuple[tuple[Any, ...], ...]] | None] = {
-    # the pipes to the run, the progress page, the bounded stdout/stderr
+    # the pipes to the run, the progress page, the bounded stdout/stderr; reading files
     "read": None,
-    "write": None,
+    "write": None,  # only descriptors it has: the pipes, /dev/null (nothing opens for writing)
     "close": None,
-    # memory: the allocator, numpy, loading extension modules (mmap of .so files)
+    "lseek": None,
+    "pread64": None,  # not measured: the dynamic loader reads long ELF headers with it
+    # imports and strategy sets are read in the worker -- never opened for writing
+    "openat": [((2, "masked_eq", 0, _O_WRITE),)],
+    "newfstatat": None,
+    "fstat": None,  # not measured: what fstat() is on a C library older than glibc 2.33
+    "getdents64": None,
+    "ioctl": [((1, "eq", 0x5401),)],  # TCGETS: open() asks whether a file is a terminal
+    # memory: the allocator, numpy's large arrays, loading extension modules, OpenBLAS
     "brk": None,
     "mmap": None,
     "munmap": None,
-    "mremap": None,
     "mprotect": None,
     "madvise": None,
-    # reading files: imports and strategy sets (the worker loads them) -- never for writing
-    "openat": [((2, "masked_eq", 0, _O_WRITE),)],
-    "newfstatat": None,
-    "fstat": None,
-    "lseek": None,
-    "getdents64": None,
-    "readlink": None,
-    "getcwd": None,
-    "ioctl": [((1, "eq", 0x5401),)],  # TCGETS: isatty() of a file being opened
-    "fcntl": [((1, "eq", 1),), ((1, "eq", 2),), ((1, "eq", 3),)],  # F_GETFD, F_SETFD, F_GETFL
-    # signals to itself only: the interpreter's handlers, abort(), os.kill(os.getpid(), ...)
-    "rt_sigaction": None,
-    "rt_sigprocmask": None,
-    "rt_sigreturn": None,
-    "sigaltstack": None,
-    "kill": [((0, "eq", "self"),)],
-    "tgkill": [((0, "eq", "self"),)],
-    "getpid": None,
-    "gettid": None,
-    # time, randomness, accounting
-    "clock_gettime": None,
+    "mbind": None,
+    "futex": None,
+    # time, randomness, its own CPU time
+    "clock_gettime": None,  # not measured (vDSO here): the fallback where there is no vDSO
     "clock_nanosleep": None,
     "getrandom": None,
     "getrusage": None,
-    "prlimit64": [((0, "eq", 0), (2, "eq", 0))],  # reading its own limits, never setting
-    "futex": None,
-    "sched_getaffinity": None,
-    # ending
-    "exit": None,
+    "getpid": None,
+    # signals: the interpreter's own handlers; to itself only, so that abort() and
+    # os.kill(os.getpid(), ...) end the worker the way they say (not measured: hostile corpus)
+    "rt_sigaction": None,
+    "rt_sigprocmask": None,
+    "rt_sigreturn": None,
+    "kill": [((0, "eq", "self"),)],
+    "tgkill": [((0, "eq", "self"),)],
     "exit_group": None,
 }
 
