@@ -65,11 +65,11 @@ def lake(n_llm: int = 4, n: int = 4, **params) -> tuple[FisheryModel, list[Scrip
     return model, scripts
 
 
-def prompts_of(scripts: list[Scripted], kind: str) -> list[str]:
+def prompts_of(scripts: list[Scripted], kind: str, first_day: bool = True) -> list[str]:
     out = []
     for s in scripts:
         for d in s.asked:
-            if d.kind == f"fishery.{kind}":
+            if d.kind == f"fishery.{kind}" and (first_day or d.step > 1):
                 p = render(d, mode="tags", persona=d.agent.persona, round_=d.step)
                 out.append(p.system + "\n" + p.user)
     return out
@@ -88,8 +88,12 @@ def test_prompts_carry_every_observation_field_and_no_payoff_formula():
     model, scripts = lake()
     model.step()
     model.step()
+    for text in prompts_of(scripts, "effort"):  # the first day: nobody's effort is shown
+        first = "Nobody has fished yet" in text
+        assert first == (not re.search(r"fishing effort \d", text))
+    assert sum("Nobody has fished yet" in t for t in prompts_of(scripts, "effort")) == 4
     for kind in ("effort", "punish", "norms"):
-        for text in prompts_of(scripts, kind):
+        for text in prompts_of(scripts, kind, first_day=(kind != "effort")):
             assert "eat 1.0 units of fish per day" in text
             assert "Your personal strategy:" in text and "Shared community policy:" in text
             assert (
@@ -123,26 +127,34 @@ def test_osl_has_no_shared_policy_and_no_vote():
     assert (
         kinds["fishery.vote"] == 0 and kinds["fishery.norms"] == 8
     )  # personal update still happens
-    for text in (
-        prompts_of(scripts, "effort") + prompts_of(scripts, "punish") + prompts_of(scripts, "norms")
-    ):
+    later = prompts_of(scripts, "effort", first_day=False)  # the first day shows no efforts
+    for text in later + prompts_of(scripts, "punish") + prompts_of(scripts, "norms"):
         assert "Shared community policy" not in text and "community policy" not in text
         assert "villager" in text and "fishing effort" in text  # peers still observed
 
 
 def test_ogd_sees_no_peer_outcomes_but_votes():
+    """Without social learning a villager sees only itself when it fishes and updates its norms,
+    but everyone when it decides whom to punish (the paper removes imitation, not that sight)."""
     model, scripts = lake(social_learning=False)
     model.villagers[0].policy.community = "A different proposal."
     model.step()
+    model.step()
+    everyone = {v.unique_id for v in model.villagers}
     for s in scripts:
         me = s.agent.unique_id
         for d in s.asked:
+            if d.kind == "fishery.effort" and d.step == 1:
+                continue  # the first day shows nobody's effort (test_each_condition...)
             if d.kind in ("fishery.effort", "fishery.punish", "fishery.norms"):
                 text = render(d, mode="tags").user
                 ids = {int(x) for x in re.findall(r"- villager (\d+)(?: \(you\))?:", text)}
-                assert ids == {me}, (d.kind, ids)
-                assert "You observe your own fishing effort" in text
-    assert sum(d.kind == "fishery.vote" for s in scripts for d in s.asked) == 4
+                if d.kind == "fishery.punish":
+                    assert ids == everyone, (d.kind, ids)
+                else:
+                    assert ids == {me}, (d.kind, ids)
+                    assert "You observe your own fishing effort" in text
+    assert sum(d.kind == "fishery.vote" for s in scripts for d in s.asked) == 8
     assert "Shared community policy" in prompts_of(scripts, "effort")[0]
 
 
@@ -152,9 +164,13 @@ def test_ogd_sees_no_peer_outcomes_but_votes():
     ids=["Full", "OSL", "OGD", "Neither"],
 )
 def test_each_condition_removes_exactly_its_channel(social_learning, group_decision):
-    """Every prompt says which villager is "you"; the effort, punish and norm-update prompts always
-    show the villager's own recent outcome; peers' outcomes appear iff social learning is on, the
-    shared policy iff the group decision is on."""
+    """What each villager can and cannot see, per condition: every prompt says which villager is
+    "you"; before the first harvest no effort is shown at all (an LLM society starts from its
+    norm texts alone, not from rule-drawn efforts); after it, the effort, punish and norm-update
+    prompts show the villager's own recent outcome; peers' outcomes appear in the effort and
+    norm-update prompts iff social learning is on and in the punish prompt always (the ablations
+    remove imitation, not the sight of others' catches); the shared policy appears iff the group
+    decision is on."""
     model, scripts = lake(social_learning=social_learning, group_decision=group_decision)
     for s, text in zip(
         scripts, ["Fish less.", "Fish more.", "Fish less.", "Fish more."], strict=True
@@ -175,6 +191,9 @@ def test_each_condition_removes_exactly_its_channel(social_learning, group_decis
             assert ("Shared community policy" in text) == group_decision, kind
             if kind == "vote":
                 continue
+            if kind == "effort" and d.step == 1:
+                assert "Nobody has fished yet" in text and "fishing effort" not in text
+                continue
             own = re.findall(
                 rf"- villager {me} \(you\): fishing effort (\S+), total payoff (\S+)", text
             )
@@ -183,7 +202,7 @@ def test_each_condition_removes_exactly_its_channel(social_learning, group_decis
             peers = {
                 int(x) for x in re.findall(r"- villager (\d+):", text)
             }  # rows not marked (you)
-            assert bool(peers) == social_learning, (kind, peers)
+            assert bool(peers) == (social_learning or kind == "punish"), (kind, peers)
             assert me not in peers
 
 

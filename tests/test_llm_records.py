@@ -34,8 +34,8 @@ GEMINI_CONFIG = {  # generationConfig field (camelCase on the wire) -> the SDK's
 }
 
 
-def _ask(spec: str, n: int = 3, **settings) -> None:
-    policy = make_policy(spec, **settings)
+def _ask(spec: str, n: int = 3, run_seed: int | None = None, **settings) -> None:
+    policy = make_policy(spec, run_seed=run_seed, **settings)
     broker = DecisionBroker(narrator=policy)
     try:
         broker.ask_all([Decision("unit.effort", EFFORT, {"i": i}, None, 1, 5) for i in range(n)])
@@ -132,13 +132,16 @@ def test_cached_prompt_tokens_are_counted_and_priced(tmp_path):
 def test_a_cached_answer_of_an_older_snapshot_is_not_reused(tmp_path):
     spec_tpl = "openai:gpt-4o@{url}/v1"
     with WireServer(snapshot="gpt-4o-2024-08-06") as server:
-        _ask(spec_tpl.format(url=server.url), n=2)
-        _ask(spec_tpl.format(url=server.url), n=2)  # from the cache
+        url = server.url
+        _ask(spec_tpl.format(url=url), n=2, run_seed=1)
+        _ask(spec_tpl.format(url=url), n=2, run_seed=1)  # from the cache
         assert server.state.requests == 2
         server.state.snapshot = "gpt-4o-2024-11-20"  # the alias now names a newer snapshot
-        _ask(spec_tpl.format(url=server.url), n=1)  # a new question: learns the new snapshot
-        _ask(spec_tpl.format(url=server.url), n=2)  # older snapshot's answers: asked again
-        assert server.state.requests == 2 + 1 + 1
+        _ask(spec_tpl.format(url=url), n=1, run_seed=2)  # a new question: learns the snapshot
+        _ask(spec_tpl.format(url=url), n=2, run_seed=1)  # the older snapshot's: asked again
+        assert server.state.requests == 2 + 1 + 2
+        _ask(spec_tpl.format(url=url), n=2, run_seed=1)  # the new snapshot's: from the cache
+        assert server.state.requests == 5
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,11 @@
 Templates (``prompts/*.toml``) only substitute fields, so everything that
 depends on the ablation switches is decided here: without a group decision (OSL,
 Neither) no shared policy appears anywhere; without social learning (OGD,
-Neither) a villager sees only its own effort and payoff.  Every prompt says which
-villager is "you", and every observation includes the villager's own recent outcome.  The mapping from
+Neither) a villager sees only its own effort and payoff when it fishes and updates its norms,
+but still sees everyone's when it decides whom to punish (the ablation removes imitation, not
+the sight of others' catches).  Before the first harvest nobody's effort is shown: an LLM
+society starts from its norm texts alone.  Every prompt says which villager is "you", and
+every observation after the first harvest includes the villager's own recent outcome.  The mapping from
 action to payoff is never stated (paper 003: payoffs stay latent).
 """
 
@@ -64,7 +67,13 @@ def prompt_fields(
     else:
         intro += "."
     own = {"id": me, "effort": float(model.effort[slot]), "payoff": float(model.wealth[slot])}
-    if rows is None:  # no social learning: only one's own outcomes
+    if not model.rounds_fished:  # the first harvest: no effort has been seen yet (an LLM
+        # villager starts from its norm texts alone, never from rule-drawn efforts)
+        observed = (
+            "Nobody has fished yet: this is the first day. "
+            f"Every villager, you included, starts with a payoff of {own['payoff']:.1f}."
+        )
+    elif rows is None:  # no social learning: only one's own outcomes
         observed = "You observe your own fishing effort and total payoff:\n" + _table([own], me)
     elif any(r["id"] == me for r in rows):
         observed = "You observe each villager's fishing effort and total payoff:\n" + _table(

@@ -424,6 +424,8 @@ class FisheryModel(DilemmaModel):
         self.compliance = 1.0
         self.effort_compliance = 1.0
         self.stock_after_harvest = self.stock
+        #: harvests played so far (before the first, nobody has an effort anyone could observe)
+        self.rounds_fished = 0
         self.cumulative_harvest = 0.0
         self.govsim_efficiency = 0.0
         self.cap_unparsed = 0
@@ -518,8 +520,17 @@ class FisheryModel(DilemmaModel):
         ]
 
     def _observation(
-        self, v: Villager, table: list[dict[str, Any]], **extra: Any
+        self,
+        v: Villager,
+        table: list[dict[str, Any]],
+        *,
+        peers_visible: bool | None = None,
+        **extra: Any,
     ) -> dict[str, Any]:
+        """What ``v`` is told. Peers' efforts and payoffs are visible with social learning on;
+        ``peers_visible=True`` shows them anyway (punishing: the ablations remove imitation, not
+        the sight of others' catches when judging them)."""
+        visible = self.social_learning if peers_visible is None else peers_visible
         obs = {
             "villager": v.unique_id,
             "consumption": self.consumption,
@@ -529,7 +540,7 @@ class FisheryModel(DilemmaModel):
             "lake_stock": round(self.stock, 2),
             "own_effort": float(self.effort[v.slot]),
             "own_payoff": float(self.wealth[v.slot]),
-            "villagers": table if self.social_learning else None,
+            "villagers": table if visible else None,
             **extra,
         }
         if self.language[v.slot]:  # text fields for the prompt templates
@@ -569,6 +580,7 @@ class FisheryModel(DilemmaModel):
         self.round_payoff[:] = 0.0
         self.round_payoff[slots] = self.harvest[slots] - self.consumption
         self.punished[:] = 0
+        self.rounds_fished += 1
 
     def phase_punish(self) -> None:
         self.punishments = 0
@@ -595,6 +607,7 @@ class FisheryModel(DilemmaModel):
             obs = self._observation(
                 v,
                 table,
+                peers_visible=True,
                 sampled_peer=peer.unique_id,
                 sampled_peer_harvest=float(self.harvest[peer.slot]),
                 penalty=self.penalty,
