@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.viz.dashboard_cli",
     "mesa_dilemmas.reproduction",
     "mesa_dilemmas.scenarios.strategy_writing",  # `strategies generate`
+    "mesa_dilemmas.scenarios.size",  # `estimate`: an LLM scenario's calls, tokens and dollars
 )
 
 
@@ -263,6 +264,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # the LLM layer's configuration errors (a crashing native build)
+        if type(exc).__name__ != "LLMConfigError":
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RunStopped as exc:

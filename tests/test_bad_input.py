@@ -6,8 +6,6 @@ scenarios and ``--set`` expressions from the schemas and checks the same contrac
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import os
 import tempfile
@@ -17,27 +15,20 @@ from pathlib import Path
 import annotated_types
 import pytest
 import tomli_w
+from cli_runner import cli_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mesa_dilemmas.cli import main
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.scenarios.config import Scenario
-
-
-def run_cli(args: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(args)
-    return code, err.getvalue()
 
 
 def assert_rejected(tmp: Path, args: list[str], field: str) -> str:
     """The contract: exit 2, exactly one line on stderr naming ``field``, nothing written."""
     out = tmp / "out"
     before = sorted(p.name for p in tmp.iterdir())
-    code, err = run_cli(["run", *args, "--out", str(out), "--no-progress"])
+    code, err = cli_in_process(["run", *args, "--out", str(out), "--no-progress"])
     lines = err.strip().splitlines()
     assert code == 2, err
     assert len(lines) == 1 and lines[0].startswith("error: "), err
@@ -180,14 +171,14 @@ def test_k_not_below_n_in_a_binary_game(tmp_path):
 
 def test_out_onto_a_file(tmp_path):
     (tmp_path / "file").write_text("mine")
-    code, err = run_cli(["run", "fishery/altruism", "--out", str(tmp_path / "file")])
+    code, err = cli_in_process(["run", "fishery/altruism", "--out", str(tmp_path / "file")])
     assert code == 2 and err.count("\n") == 1 and "--out" in err and "not a directory" in err
     assert (tmp_path / "file").read_text() == "mine"
 
 
 def test_out_under_a_file(tmp_path):
     (tmp_path / "file").write_text("mine")
-    code, err = run_cli(
+    code, err = cli_in_process(
         ["run", "fishery/altruism", "--out", str(tmp_path / "file" / "sub" / "run")]
     )
     assert code == 2 and err.count("\n") == 1 and "is not a directory" in err
@@ -195,7 +186,7 @@ def test_out_under_a_file(tmp_path):
 
 @pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs /proc")
 def test_out_into_proc():
-    code, err = run_cli(
+    code, err = cli_in_process(
         ["run", "fishery/altruism", "--out", "/proc/mesa-dilemmas-run", "--no-progress"]
     )
     assert code == 2 and err.count("\n") == 1 and "--out /proc/mesa-dilemmas-run" in err
@@ -221,7 +212,7 @@ def test_processes_capped_at_the_cores(tmp_path):
     assert cap_processes(cores + 3, force=True) == cores + 3
     assert cap_processes(1) == 1
     out = tmp_path / "run"
-    code, err = run_cli(["run", "fishery/altruism", "--out", str(out), "--no-progress",
+    code, err = cli_in_process(["run", "fishery/altruism", "--out", str(out), "--no-progress",
                          "--set", "replications=1", "--set", "max_steps=2",
                          "--processes", str(cores + 1)])  # fmt: skip
     assert code == 0, err
@@ -242,7 +233,7 @@ def test_huge_grid_needs_yes(tmp_path):
 
 def test_large_run_prints_its_size(tmp_path):
     out = tmp_path / "run"
-    code, err = run_cli(["run", "public_goods/reference_mix", "--out", str(out), "--no-progress",
+    code, err = cli_in_process(["run", "public_goods/reference_mix", "--out", str(out), "--no-progress",
                          "--set", "replications=400", "--set", "rounds=2", "--set", "max_steps=2"])  # fmt: skip
     assert code == 0, err
     assert "run size: 1,200 runs, about" in err

@@ -4,16 +4,14 @@ they were made before), and a resume that meets chunks of another size re-runs t
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 
 import pandas as pd
 import pytest
+from cli_runner import cli_in_process
 from mesa.batchrunner import batch_run
 
-from mesa_dilemmas.cli import main
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.batch import derive_seeds
@@ -61,13 +59,6 @@ def whole_sweep_tables(name: str, overrides: list[str]) -> dict[str, pd.DataFram
     return out
 
 
-def run_cli(args: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(args)
-    return code, err.getvalue()
-
-
 def cli_args(name: str, overrides: list[str]) -> list[str]:
     return [name, "--no-progress", *itertools.chain.from_iterable(("--set", o) for o in overrides)]
 
@@ -76,7 +67,7 @@ def cli_args(name: str, overrides: list[str]) -> list[str]:
 def test_streamed_tables_equal_one_whole_sweep_in_memory(tmp_path, case):
     name, overrides = case
     out = tmp_path / "run"
-    code, err = run_cli(["run", *cli_args(name, overrides), "--out", str(out)])
+    code, err = cli_in_process(["run", *cli_args(name, overrides), "--out", str(out)])
     assert code == 0, err
     # the sweep went out in several chunks, some of them cutting a replication's cells apart
     assert len(list((out / "partial").glob("chunk_*.parquet"))) == CHUNKS_PER_WORKER
@@ -91,10 +82,10 @@ def test_streamed_tables_equal_one_whole_sweep_in_memory(tmp_path, case):
 def test_a_resume_re_runs_chunks_saved_with_another_size(tmp_path):
     name, overrides = FISHERY
     out = tmp_path / "run"
-    assert run_cli(["run", *cli_args(name, overrides), "--out", str(out)])[0] == 0
+    assert cli_in_process(["run", *cli_args(name, overrides), "--out", str(out)])[0] == 0
     before = {t: pd.read_parquet(out / f"{t}.parquet") for t in ("runs", "steps")}
     # two processes cut the 12 runs into 8 chunks instead of 4: no saved chunk fits
-    code, err = run_cli(["run", *cli_args(name, overrides), "--resume", str(out),
+    code, err = cli_in_process(["run", *cli_args(name, overrides), "--resume", str(out),
                          "--processes", "2"])  # fmt: skip
     assert code == 0, err
     assert "chunk_00000.parquet holds other runs than this chunk's 0..0" in err

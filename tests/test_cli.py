@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import cli
 
 from mesa_dilemmas.cli import main
 
 SMALL = ["--set", "replications=3", "--set", "max_steps=20", "--no-progress"]
-
-
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=600,
-    )
 
 
 def test_scenarios_lists_bundled_with_descriptions(capsys):

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import cli
 from matplotlib.container import BarContainer
 
 from mesa_dilemmas.cli import main, scenario_listing
@@ -19,22 +18,6 @@ from mesa_dilemmas.scenarios.config import bundled_scenarios, load_raw
 
 SMALL = ["--set", "replications=2", "--set", "max_steps=12", "--no-progress"]
 REPO = Path(__file__).resolve().parent.parent
-
-
-def cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    if columns is not None:
-        env["COLUMNS"] = str(columns)
-    return subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
 
 
 def _one_error_line(capsys) -> str:

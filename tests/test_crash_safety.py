@@ -3,8 +3,6 @@ a different configuration."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import signal
 import subprocess
@@ -13,19 +11,12 @@ import time
 
 import pandas as pd
 import pytest
+from cli_runner import cli_in_process
 
-from mesa_dilemmas.cli import main
 from mesa_dilemmas.files import atomic_path, to_parquet_atomic, write_text_atomic
 
 CHUNKED = ["fishery/altruism", "--no-progress", "--set", "replications=4", "--set", "max_steps=15",
            "--set", "options.replications_per_chunk=1"]  # fmt: skip
-
-
-def run_cli(args: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(args)
-    return code, err.getvalue()
 
 
 def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
@@ -45,12 +36,12 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
 
 def test_truncated_chunk_is_run_again_on_resume(tmp_path):
     out = tmp_path / "run"
-    assert run_cli(["run", *CHUNKED, "--out", str(out)])[0] == 0
+    assert cli_in_process(["run", *CHUNKED, "--out", str(out)])[0] == 0
     first = pd.read_parquet(out / "runs.parquet")
     chunk = out / "partial" / "chunk_00001.parquet"
     data = chunk.read_bytes()
     chunk.write_bytes(data[: len(data) // 2])  # what a kill during a plain write leaves
-    code, err = run_cli(["run", *CHUNKED, "--resume", str(out)])
+    code, err = cli_in_process(["run", *CHUNKED, "--resume", str(out)])
     assert code == 0, err
     assert "chunk_00001.parquet is unreadable" in err
     pd.testing.assert_frame_equal(first, pd.read_parquet(out / "runs.parquet"))
@@ -58,9 +49,9 @@ def test_truncated_chunk_is_run_again_on_resume(tmp_path):
 
 def test_resume_refuses_a_different_configuration(tmp_path):
     out = tmp_path / "run"
-    assert run_cli(["run", *CHUNKED, "--out", str(out)])[0] == 0
+    assert cli_in_process(["run", *CHUNKED, "--out", str(out)])[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    code, err = run_cli(
+    code, err = cli_in_process(
         ["run", *CHUNKED, "--resume", str(out), "--set", "seed=999", "--set", "growth_rate=0.4"]
     )
     assert code == 2 and err.count("\n") == 1, err
@@ -69,7 +60,7 @@ def test_resume_refuses_a_different_configuration(tmp_path):
         p.name: p.read_bytes() for p in out.iterdir() if p.is_file()
     } == before  # nothing touched
     # a change that cannot affect results is allowed
-    code, err = run_cli(["run", *CHUNKED, "--resume", str(out), "--processes", "1",
+    code, err = cli_in_process(["run", *CHUNKED, "--resume", str(out), "--processes", "1",
                          "--set", 'description="again"'])  # fmt: skip
     assert code == 0, err
 
@@ -79,7 +70,7 @@ def test_sigkill_mid_run_then_resume_is_identical(tmp_path):
     args = ["fishery/altruism", "--no-progress", "--set", "replications=6", "--set", "max_steps=40",
             "--set", "options.replications_per_chunk=1"]  # fmt: skip
     clean = tmp_path / "clean"
-    assert run_cli(["run", *args, "--out", str(clean)])[0] == 0
+    assert cli_in_process(["run", *args, "--out", str(clean)])[0] == 0
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen([sys.executable, "-m", "mesa_dilemmas", "run", *args, "--out", str(out)],
@@ -94,7 +85,7 @@ def test_sigkill_mid_run_then_resume_is_identical(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert not (out / "runs.parquet").exists()
-    code, err = run_cli(["run", *args, "--resume", str(out)])
+    code, err = cli_in_process(["run", *args, "--resume", str(out)])
     assert code == 0, err
     assert (out / "runs.parquet").read_bytes() == (clean / "runs.parquet").read_bytes()
     assert not list(out.rglob("*.tmp"))
@@ -105,19 +96,19 @@ def test_resuming_a_finished_run_runs_nothing_again(tmp_path):
     out = tmp_path / "run"
     args = ["run", "public_goods/self_play", "--set", "options.samples=2",
             "--set", "options.group_sizes=[4]"]  # fmt: skip
-    assert run_cli([*args, "--out", str(out)])[0] == 0
+    assert cli_in_process([*args, "--out", str(out)])[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    code, err = run_cli([*args, "--resume", str(out)])
+    code, err = cli_in_process([*args, "--resume", str(out)])
     assert code == 0 and "finished earlier; nothing to resume" in err, err
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
 def test_resuming_a_finished_sweep_reads_its_chunks_and_runs_none_again(tmp_path):
     out = tmp_path / "run"
-    assert run_cli(["run", *CHUNKED, "--out", str(out)])[0] == 0
+    assert cli_in_process(["run", *CHUNKED, "--out", str(out)])[0] == 0
     chunks = {p: p.stat().st_mtime_ns for p in (out / "partial").iterdir()}
     first = pd.read_parquet(out / "runs.parquet")
-    code, err = run_cli(["run", *CHUNKED, "--resume", str(out)])
+    code, err = cli_in_process(["run", *CHUNKED, "--resume", str(out)])
     assert code == 0, err
     assert {p: p.stat().st_mtime_ns for p in (out / "partial").iterdir()} == chunks
     pd.testing.assert_frame_equal(first, pd.read_parquet(out / "runs.parquet"))

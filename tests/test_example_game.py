@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 
 import pandas as pd
 import pytest
-from test_cli import cli
+from cli_runner import cli
 
 from mesa_dilemmas.dilemmas.registry import game_model, games
 

@@ -9,12 +9,11 @@ that a recorded run replays with zero provider calls and an identical ``runs.par
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import cli
 from llm_fixtures import needs_local
 
 pytestmark = [needs_local, pytest.mark.slow]
@@ -30,18 +29,6 @@ SMALL = [
     "--set",
     "params.llm_agents=3",
 ]
-
-
-def cli(*args: str, cache: Path) -> subprocess.CompletedProcess:
-    env = {**__import__("os").environ, "MESA_DILEMMAS_CACHE_DIR": str(cache)}
-    env.pop("MESA_DILEMMAS_LLM_RUN", None)
-    return subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1200,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -94,7 +94,9 @@ def test_every_answer_spec_in_both_modes(provider: str, mode: str) -> None:
             assert "response_format" not in raw and "tools" not in raw
             assert "responseJsonSchema" not in raw.get("generationConfig", {})
         if provider == "anthropic":
-            assert raw["system"].startswith("You are a player")  # system prompt in its own field
+            # the system prompt in its own field, marked for Anthropic's prompt cache
+            assert raw["system"][0]["text"].startswith("You are a player")
+            assert raw["system"][0]["cache_control"] == {"type": "ephemeral"}
         if provider == "gemini":
             assert raw["systemInstruction"]["parts"][0]["text"].startswith("You are a player")
             assert isinstance(raw["generationConfig"]["seed"], int)

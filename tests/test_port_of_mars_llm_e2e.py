@@ -10,34 +10,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from llm_fixtures import REPO, needs_local
+from cli_runner import cli
+from llm_fixtures import needs_local
 from llm_servers.wire import WireServer
 
 from mesa_dilemmas.scenarios.config import bundled_scenarios
 
 LLM_SCENARIOS = sorted(n for n in bundled_scenarios() if n.startswith("port_of_mars/llm_"))
 TINY = ["--no-progress", "--set", "replications=1", "--set", "params.n_rounds=1"]
-
-
-def cli(*args: str, cache: Path, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "MESA_DILEMMAS_LLM_RUN"}
-    env["MESA_DILEMMAS_CACHE_DIR"] = str(cache)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        cwd=REPO,
-    )
 
 
 def test_the_paper_experiments_exist_as_llm_scenarios():

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from cli_runner import cli
 from mesa.batchrunner import batch_run
 
 from mesa_dilemmas.dilemmas.port_of_mars import figures as figs
@@ -81,23 +82,7 @@ def test_figures_render(batch, tmp_path):
 
 
 def _cli(*args: str) -> str:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    repo = str(Path(__file__).resolve().parent.parent)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])),
-    }
-    result = subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    result = cli(*args, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from test_cli import cli
+from cli_runner import cli
 
 from mesa_dilemmas.reproduction import registered_claims
 

@@ -92,6 +92,6 @@ def make_policy(
             )
         text = f"{text}:{model}"
     resolved = resolve(text, base)
-    if check:
+    if check and not base.dry_run:  # a dry run calls nothing: no key or model file needed
         check_spec(resolved, base)
     return LLMPolicy(resolved, base, run_seed=run_seed)

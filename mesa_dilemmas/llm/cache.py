@@ -101,8 +101,12 @@ class ResponseCache:
                 (label, response.model, time.time()),
             )
         self.db.execute(
-            "INSERT OR REPLACE INTO responses (key, label, request, response, created)"
-            " VALUES (?, ?, ?, ?, ?)",
+            # the first answer stays, unless it came from another model snapshot
+            "INSERT INTO responses (key, label, request, response, created)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET"
+            " response = excluded.response, created = excluded.created"
+            " WHERE json_extract(responses.response, '$.model')"
+            " IS NOT json_extract(excluded.response, '$.model')",
             (
                 key,
                 label,

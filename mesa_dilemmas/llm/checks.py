@@ -88,6 +88,11 @@ def check_spec(spec: ModelSpec, settings: LLMSettings) -> None:
             )
         if not Path(spec.model).expanduser().is_file():
             raise LLMConfigError(f"llm: model file not found: {spec.model} (needed by {spec})")
+        # a native library built for a CPU feature this machine forbids dies with SIGILL: find
+        # out in a child process, before anything runs (one line naming the cause and the fix)
+        from mesa_dilemmas.llm.backends.local import probe_native
+
+        probe_native(str(Path(spec.model).expanduser()))
     check_parameters(spec, settings)
     unpriced = PriceTable(settings.prices).price(spec.label) is None
     if settings.budget.max_cost_usd is not None and spec.provider != "local" and unpriced:

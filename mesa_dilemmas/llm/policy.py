@@ -118,7 +118,8 @@ class LLMPolicy(Policy):
         s = self.settings
         ctx, agent = self._context(decision)
         # "native" falls back to "tags" on an endpoint that takes no structured output
-        mode = await self.client.answer_mode() if s.answer_mode == "native" else s.answer_mode
+        native = s.answer_mode == "native" and not s.dry_run  # a dry run probes nothing
+        mode = await self.client.answer_mode() if native else s.answer_mode
         prompt = render(
             decision,
             mode=mode,
@@ -131,6 +132,8 @@ class LLMPolicy(Policy):
             max_tokens=s.max_tokens,
         )
         messages = [Message("system", prompt.system), Message("user", prompt.user)]
+        if s.dry_run:
+            return self._dry(decision, ctx, messages, prompt.schema, mode)
         failures = call_errors = 0
         raw: str | None = None
         error: str | None = None
@@ -196,6 +199,39 @@ class LLMPolicy(Policy):
             fell_back=True,
             error=error,
         )
+
+    def _dry(
+        self,
+        decision: Decision,
+        ctx: CallContext,
+        messages: list[Message],
+        schema: dict[str, Any] | None,
+        mode: str,
+    ) -> Answer:
+        """A dry run (``dry_run``): the prompt as it would be sent, recorded with its token
+        count, and a random legal answer -- no provider, no network."""
+        import numpy as np
+
+        from mesa_dilemmas.agents.random_policy import random_answer
+        from mesa_dilemmas.llm.estimate import dry_response
+        from mesa_dilemmas.llm.request import call_key
+
+        s = self.settings
+        request = ChatRequest(
+            messages=tuple(messages), temperature=s.temperature, max_tokens=s.max_tokens,
+            seed=seed_for(ctx.sample_id), top_p=s.top_p, schema=schema,
+        )  # fmt: skip
+        value = random_answer(decision.spec, np.random.default_rng(request.seed))
+        response = dry_response(request, s, mode, value)
+        run = session.current()
+        if run is not None:
+            run.recorder.record_call(
+                ctx, key=call_key(self.spec.label, request, ctx.sample_id), label=self.spec.label,
+                source="dry", request=request.to_json(), response=response, latency_s=0.0,
+                cost_usd=0.0, mode=mode,
+            )  # fmt: skip
+        self._record(ctx, 0, 0, None, 0, None, value)
+        return Answer(value, raw=response.text)
 
     def _record(
         self,

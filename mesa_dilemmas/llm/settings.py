@@ -151,6 +151,9 @@ class LLMSettings(_Strict):
     system_prompt: str | None = None
     #: a directory of prompt templates (``<decision kind>.txt`` / ``.toml``) overriding built-ins
     templates_dir: str | None = None
+    #: no provider is called: every decision's prompt is rendered and recorded with its token
+    #: count and answered at random from its spec (what ``mesa-dilemmas estimate`` runs)
+    dry_run: bool = False
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     #: "provider:model" (or a model-name prefix) -> USD per million tokens; overrides prices.toml
     prices: dict[str, PriceEntry] = Field(default_factory=dict)

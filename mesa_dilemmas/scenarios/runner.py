@@ -200,6 +200,10 @@ def run_scenario(
                 f"--out {out}: directory exists and is not empty (use --resume to continue it)"
             )
     check_run_size(scenario, options, experiment, yes=yes, llm=bool(specs))
+    if llm_settings is not None and resume is None:  # a paid run: its cost first
+        from mesa_dilemmas.scenarios.size import confirm_llm_cost
+
+        confirm_llm_cost(scenario, yes=yes, settings=llm_settings)
 
     created = None if resume is not None else _make_out_dir(out)
     try:

@@ -12,6 +12,7 @@ starts only when confirmed (``--yes``).
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -124,3 +125,162 @@ def check_run_size(
         raise ConfigError(f"run size: {text}; pass --yes to start a run this large")
     print(f"run size: {text}", file=sys.stderr)
     return size
+
+
+# -- LLM runs: calls, tokens, dollars and time, from a dry run of the first rounds ---------
+
+#: rounds of each distinct LLM cell the estimate plays (prompts grow with history, so a
+#: few rounds rather than one)
+ESTIMATE_ROUNDS = 3
+
+
+@dataclass
+class LLMEstimate:
+    rows: list[Any]
+    table: str
+    list_usd: float
+    paid: bool
+
+
+def llm_estimate(
+    scenario: Scenario, rounds: int = ESTIMATE_ROUNDS, settings: Any = None
+) -> LLMEstimate | None:
+    """Play the first ``rounds`` rounds of one replication of each grid cell group that
+    uses a distinct set of LLM specs, with every LLM seat answered at random and every
+    prompt rendered and counted (``[llm] dry_run``: no network), then scale to the
+    scenario's rounds, replications and cells.  None for experiments other than the
+    default batch one (or when no cell uses an LLM)."""
+    import itertools
+    import tempfile
+    from pathlib import Path
+
+    from mesa_dilemmas.dilemmas import game_model
+    from mesa_dilemmas.llm import LLMSettings, session
+    from mesa_dilemmas.llm.accounting import load_calls
+    from mesa_dilemmas.llm.checks import is_paid_api, resolve
+    from mesa_dilemmas.llm.estimate import Tally, format_table, price_rows, tally
+    from mesa_dilemmas.scenarios.batch import derive_seeds
+
+    if scenario.experiment not in ("batch", "batch:BatchExperiment"):
+        return None
+    model_cls = game_model(scenario.game)
+    base = settings or LLMSettings.from_table(scenario.llm)
+    dry = base.model_copy(update={"dry_run": True, "cache": False})
+    keys = list(scenario.grid)
+    cells = [dict(zip(keys, c, strict=True)) for c in itertools.product(*scenario.grid.values())]
+    groups: dict[frozenset[str], list[dict[str, Any]]] = {}
+    for point in cells or [{}]:
+        specs = frozenset(model_cls.llm_specs({**scenario.params, **point}))
+        if specs:
+            groups.setdefault(specs, []).append(point)
+    if not groups:
+        return None
+    seed = derive_seeds(scenario.seed, 1)[0]
+    rounds = max(1, min(rounds, scenario.max_steps))
+    total: dict[str, Tally] = {}
+    saved_env = os.environ.pop(session.ENV, None)
+    try:
+        for points in groups.values():
+            with tempfile.TemporaryDirectory(prefix="mesa-dilemmas-estimate-") as tmp:
+                session.start_run(dry, Path(tmp))
+                try:
+                    model = model_cls(**{**scenario.params, **points[0]}, rng=seed)
+                    played = 0
+                    for _ in range(rounds):
+                        if not model.running:
+                            break
+                        model.step()
+                        played += 1
+                    broker = getattr(model, "broker", None)
+                    if broker is not None and hasattr(broker, "close"):
+                        broker.close()
+                finally:
+                    session.finish_run()
+                    calls = list(load_calls(Path(tmp)))
+            # per round of one replication, times every round of every replication of the
+            # cells of this group
+            factor = scenario.max_steps * scenario.replications * len(points) / max(1, played)
+            for label, t in tally(calls).items():
+                total.setdefault(label, Tally(label)).add(t.scaled(factor))
+    finally:
+        if saved_env is not None:
+            os.environ[session.ENV] = saved_env
+    rows = price_rows(total, base, processes=scenario.processes)
+    paid = any(is_paid_api(resolve(s, base), base) for specs in groups for s in specs)
+    sampled = f"first {rounds} rounds of {len(groups)} cell(s) played dry and scaled"
+    table = format_table(rows, sampled)
+    return LLMEstimate(rows, table, sum(r.list_usd or 0.0 for r in rows), paid)
+
+
+def confirm_llm_cost(scenario: Scenario, *, yes: bool, settings: Any = None) -> None:
+    """Before a run that calls a paid provider: print the estimate; above
+    ``CONFIRM_USD`` dollars, start only when confirmed (``--yes``)."""
+    from mesa_dilemmas.dilemmas import game_model
+    from mesa_dilemmas.llm import LLMSettings
+    from mesa_dilemmas.llm.checks import is_paid_api, resolve
+    from mesa_dilemmas.llm.estimate import CONFIRM_USD
+
+    settings = settings or LLMSettings.from_table(scenario.llm)
+    model_cls = game_model(scenario.game)
+    specs: set[str] = set(model_cls.llm_specs(scenario.params))
+    for key, values in scenario.grid.items():  # any grid point may name another model
+        for value in values:
+            specs |= set(model_cls.llm_specs({**scenario.params, key: value}))
+    if not any(is_paid_api(resolve(s, settings), settings) for s in specs):
+        return  # the embedded model and self-hosted servers cost no money
+    try:
+        found = llm_estimate(scenario, settings=settings)
+    except ConfigError:
+        raise
+    except Exception as exc:  # an estimate is advice: say so and go on
+        print(f"llm estimate: not available ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return
+    if found is None or not found.paid:
+        return
+    print(f"llm estimate:\n{found.table}", file=sys.stderr)
+    if found.list_usd > CONFIRM_USD and not yes:
+        raise ConfigError(
+            f"llm estimate: about ${found.list_usd:,.2f} at list prices (above "
+            f"${CONFIRM_USD:g}); pass --yes to start this run"
+        )
+
+
+def register(subparsers: Any) -> None:
+    """``mesa-dilemmas estimate SCENARIO [--set ...]``."""
+    p = subparsers.add_parser(
+        "estimate",
+        help="what an LLM scenario will cost: calls, tokens, dollars and time (no calls made)",
+    )
+    p.add_argument("scenario", help="a bundled scenario name or a TOML file")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field")
+    p.add_argument("--rounds", type=int, default=ESTIMATE_ROUNDS,
+                   help="rounds played dry per cell before scaling (default 3)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_estimate)
+
+
+def cmd_estimate(args: Any) -> int:
+    import json
+
+    from mesa_dilemmas.llm import LLMConfigError
+    from mesa_dilemmas.scenarios.config import load_scenario
+
+    scenario, _ = load_scenario(args.scenario, args.set or [])
+    try:
+        found = llm_estimate(scenario, rounds=args.rounds)
+    except LLMConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    if found is None:
+        print(f"{scenario.name}: no LLM calls to estimate (or not a batch scenario)")
+        return 0
+    if args.json:
+        print(json.dumps([
+            {"model": r.label, "calls": r.tally.calls, "tokens_in": r.tally.tokens_in,
+             "cached_tokens": r.tally.cached_in, "shared_prefix_tokens": r.tally.shared_in,
+             "tokens_out": r.tally.tokens_out, "list_usd": r.list_usd,
+             "cached_usd": r.cached_usd, "batch_usd": r.batch_usd, "wall_s": r.seconds}
+            for r in found.rows
+        ], indent=2))  # fmt: skip
+        return 0
+    print(found.table)
+    return 0
