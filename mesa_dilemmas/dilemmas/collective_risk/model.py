@@ -19,13 +19,12 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from mesa_dilemmas.agents.population import Population
 from mesa_dilemmas.dilemmas.binary.game import (
     DEFAULT_ROUNDS,
-    MAX_PLAYERS,
     BinaryDilemmaModel,
     BinaryGame,
 )
+from mesa_dilemmas.dilemmas.binary.params import Players, PopulationTable, Rounds, Strategies
 
 
 def default_threshold(n_players: int) -> int:
@@ -71,12 +70,8 @@ class CollectiveRiskModel(BinaryDilemmaModel):
     def __init__(
         self,
         *,
-        n_players: Annotated[
-            int, Field(ge=2, le=MAX_PLAYERS, description="players in the group")
-        ] = 4,
-        rounds: Annotated[
-            int, Field(ge=1, le=100_000, description="rounds a game lasts")
-        ] = DEFAULT_ROUNDS,
+        n_players: Players = 4,
+        rounds: Rounds = DEFAULT_ROUNDS,
         k: Annotated[
             float, Field(gt=0, description="what every player gains when enough contribute")
         ] = 2.0,
@@ -86,16 +81,8 @@ class CollectiveRiskModel(BinaryDilemmaModel):
                 ge=1, description="contributors needed for the benefit (default: half the group)"
             ),
         ] = None,
-        strategies: Annotated[
-            tuple[str, ...],
-            Field(
-                description="the strategy of each default seat, e.g. tft(0.5), all_d, grim(0.34), or SET:NAME"
-            ),
-        ] = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
-        players: Annotated[
-            Population | None,
-            Field(description="who plays: a [population] table of strategy, rule and LLM groups"),
-        ] = None,
+        strategies: Strategies = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
+        players: PopulationTable = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:

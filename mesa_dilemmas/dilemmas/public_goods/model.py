@@ -13,13 +13,12 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from mesa_dilemmas.agents.population import Population
 from mesa_dilemmas.dilemmas.binary.game import (
     DEFAULT_ROUNDS,
-    MAX_PLAYERS,
     BinaryDilemmaModel,
     BinaryGame,
 )
+from mesa_dilemmas.dilemmas.binary.params import Players, PopulationTable, Rounds, Strategies
 
 
 class PublicGoodsGame(BinaryGame):
@@ -66,25 +65,13 @@ class PublicGoodsModel(BinaryDilemmaModel):
     def __init__(
         self,
         *,
-        n_players: Annotated[
-            int, Field(ge=2, le=MAX_PLAYERS, description="players in the group")
-        ] = 4,
-        rounds: Annotated[
-            int, Field(ge=1, le=100_000, description="rounds a game lasts")
-        ] = DEFAULT_ROUNDS,
+        n_players: Players = 4,
+        rounds: Rounds = DEFAULT_ROUNDS,
         k: Annotated[
             float, Field(gt=1, description="multiplication factor of the pot (1 < k < n)")
         ] = 2.0,
-        strategies: Annotated[
-            tuple[str, ...],
-            Field(
-                description="the strategy of each default seat, e.g. tft(0.5), all_d, grim(0.34), or SET:NAME"
-            ),
-        ] = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
-        players: Annotated[
-            Population | None,
-            Field(description="who plays: a [population] table of strategy, rule and LLM groups"),
-        ] = None,
+        strategies: Strategies = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
+        players: PopulationTable = None,
         rng: Any = None,
         **extra: Any,
     ) -> None:
