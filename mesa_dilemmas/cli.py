@@ -12,7 +12,7 @@ import textwrap
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from mesa_dilemmas.dilemmas.registry import ANALYSES, COMMANDS, extensions
 from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw
@@ -95,7 +95,11 @@ def cmd_params(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.files import out_dir_problem
     from mesa_dilemmas.scenarios.runner import run_scenario
+
+    if args.out is not None and (problem := out_dir_problem(args.out)):
+        raise ConfigError(f"--out {args.out!r}: {problem}")
 
     outcome = run_scenario(
         args.scenario,
@@ -191,10 +195,18 @@ def add_format_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Command-line mistakes get one line naming the argument and what is allowed, exit 2 (the
+    usage stays in ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="mesa-dilemmas",
         description="Social dilemmas on Mesa with rule-based and LLM-backed agents.",
     )

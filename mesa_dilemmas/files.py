@@ -40,3 +40,21 @@ def to_parquet_atomic(frame: Any, path: Path) -> None:
     """``frame.to_parquet(path, index=False)``, atomically (``frame``: a pandas DataFrame)."""
     with atomic_path(path) as tmp:
         frame.to_parquet(tmp, index=False)
+
+
+def out_dir_problem(name: str | Path) -> str | None:
+    """Why ``name`` cannot be a run's output directory (None: it can), checked before anything
+    is written: an empty name, an existing file, a parent that is a file or not writable."""
+    if isinstance(name, str) and not name.strip():
+        return "an empty name is not a directory"
+    out = Path(name)
+    if out.exists() and not out.is_dir():
+        return "exists and is not a directory"
+    for parent in out.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is not a directory"
+            if not os.access(parent, os.W_OK | os.X_OK):
+                return f"cannot write in {parent} (permission denied)"
+            break
+    return None

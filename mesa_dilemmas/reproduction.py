@@ -32,7 +32,7 @@ from mesa_dilemmas.analysis.verdicts import (
     SectionFn,
     Verdict,
 )
-from mesa_dilemmas.files import write_text_atomic
+from mesa_dilemmas.files import out_dir_problem, write_text_atomic
 
 
 @dataclass
@@ -313,6 +313,8 @@ def cmd_reproduce(args: object) -> int:
         out = Path(args.resume)  # type: ignore[attr-defined]
         if not (out / "runs").is_dir():
             raise ConfigError(f"--resume {out}: not a reproduction directory (no runs/)")
+    elif problem := out_dir_problem(args.out if args.out is not None else out):  # type: ignore[attr-defined]
+        raise ConfigError(f"--out {args.out if args.out is not None else out!r}: {problem}")  # type: ignore[attr-defined]
     elif out.exists() and any(out.iterdir()):
         raise ConfigError(f"--out {out}: directory exists and is not empty (or use --resume)")
     cores = os.cpu_count() or 1
@@ -322,7 +324,10 @@ def cmd_reproduce(args: object) -> int:
     claims = [c for c in CLAIMS if not only or c.experiment in only or c.paper in only]
     if not claims:
         raise ConfigError(f"--only: no claim matches {sorted(only)}")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
     report = run_experiments(
         EXPERIMENTS,
         claims,

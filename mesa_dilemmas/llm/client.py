@@ -46,7 +46,7 @@ from mesa_dilemmas.llm.errors import (
     ReplayMiss,
     TransientCallError,
 )
-from mesa_dilemmas.llm.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter
+from mesa_dilemmas.llm.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter, SharedRate
 from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, ChatResponse, call_key
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -97,15 +97,21 @@ def limiter_for(backend: Backend, settings: LLMSettings) -> ProviderLimiter:
     if limiter is None:
         ps = settings.provider(backend.provider)
         concurrency = backend.max_concurrency or ps.max_concurrency or DEFAULT_CONCURRENCY
-        limit_cls = (
-            GateLimiter if gate_name() else ProviderLimiter
-        )  # a Ray run: limits for all workers
-        limiter = _LIMITERS[key] = limit_cls(
-            *((backend.endpoint,) if gate_name() else ()),
-            concurrency,
-            ps.requests_per_minute,
-            ps.tokens_per_minute,
-        )
+        if gate_name():  # a Ray run: limits for all workers of the cluster
+            limiter = _LIMITERS[key] = GateLimiter(
+                backend.endpoint, concurrency, ps.requests_per_minute, ps.tokens_per_minute
+            )
+        else:  # rates per key, shared by every process of the machine
+            shared = None
+            if ps.requests_per_minute or ps.tokens_per_minute:
+                identity = f"{backend.endpoint}#{getattr(backend, 'api_key', None) or ''}"
+                shared = SharedRate(
+                    settings.resolved_cache_dir(), identity, ps.requests_per_minute,
+                    ps.tokens_per_minute,
+                )  # fmt: skip
+            limiter = _LIMITERS[key] = ProviderLimiter(
+                concurrency, ps.requests_per_minute, ps.tokens_per_minute, shared
+            )
     return limiter
 
 

@@ -401,6 +401,10 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     if not sep or not key.strip():
         raise ConfigError(f"--set {item!r}: expected key=value")
     try:
+        item.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the terminal could not decode (surrogate escapes)
+        raise ConfigError(f"--set {key.strip()}: the value is not UTF-8 text") from None
+    try:
         parsed = tomllib.loads(f"v = {value}")["v"]
     except tomllib.TOMLDecodeError:
         parsed = value
