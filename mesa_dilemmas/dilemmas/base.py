@@ -38,6 +38,16 @@ class DilemmaModel(mesa.Model):
     POPULATION_ROLES: ClassVar[tuple[str, ...]] = ()
     #: the directory of this game's LLM prompt templates (registered as ``GAME.<file stem>``)
     PROMPTS_DIR: ClassVar[Any] = None
+    #: the kinds of ``[population]`` group this game can seat
+    POLICY_KINDS: ClassVar[tuple[str, ...]] = ("rule", "llm", "factory")
+
+    @classmethod
+    def rule_players(cls) -> Mapping[str, Callable[..., Policy]]:
+        """The rule players a population may name (``{ rule = "..." }``): by default the
+        ``RULE_PLAYERS`` of the game's model module."""
+        import sys
+
+        return getattr(sys.modules[cls.__module__], "RULE_PLAYERS", {})
 
     def __init__(self, *, rng: Any = None, narrator: Policy | None = None) -> None:
         super().__init__(rng=rng)

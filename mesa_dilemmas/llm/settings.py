@@ -50,8 +50,9 @@ class _Strict(BaseModel):
 class ProviderSettings(_Strict):
     """Per-provider connection and throttling.  ``None`` means the provider's default.
 
-    Limits apply per process: with a scenario's ``processes = P`` every worker has
-    its own, so set them to your account's limit divided by P."""
+    ``max_concurrency`` applies per process; requests and tokens per minute are shared by
+    every process on the machine that uses the same endpoint and key (``ratelimit.sqlite``
+    beside the cache), so set them to your account's limits."""
 
     base_url: str | None = None
     #: name of the environment variable holding the key (default: the SDK's usual one)

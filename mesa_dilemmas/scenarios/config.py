@@ -268,6 +268,13 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
                 except ValidationError as err:
                     raise ConfigError(_describe_error("grid", err, allowed)) from None
                 check_no_bool_as_number(f"grid.{key}[{i}]", value, parsed.model_dump()[key])
+        from mesa_dilemmas.scenarios.population_check import check_population
+
+        for table in [scenario.params.get("players"), *scenario.grid.get("players", [])]:
+            if table:
+                problems = check_population(model_cls, table)
+                if problems:
+                    raise ConfigError(problems[0])
         validate_params = getattr(model_cls, "validate_params", None)
         keys = list(scenario.grid)
         grid = itertools.product(*scenario.grid.values()) if validate_params else ()

@@ -446,6 +446,14 @@ class BinaryDilemmaModel(DilemmaModel):
     """
 
     PHASES = ("act",)
+    #: a C/D seat is a strategy, a language model or a factory's policy (no rule players)
+    POLICY_KINDS: ClassVar[tuple[str, ...]] = ("strategy", "llm", "factory")
+
+    @staticmethod
+    def check_strategy(spec: str) -> None:
+        """Raise when ``spec`` names no strategy (an unknown name, a missing set file)."""
+        resolve_strategy(spec)
+
     #: reporters a batch run aggregates per grid cell (the last round's values)
     RUN_METRICS: ClassVar[tuple[str, ...]] = (
         "normalised_payoff",

@@ -193,6 +193,14 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     """Port of Mars with five players whose decisions all go through the decision broker."""
 
     GAME: ClassVar[str] = "port_of_mars"
+
+    @classmethod
+    def rule_players(cls) -> dict[str, Any]:
+        """The rule players a population may name: the persona-driven player, the online
+        game's bot, a random legal player (``players.RULE_PLAYERS``)."""
+        from mesa_dilemmas.dilemmas.port_of_mars.players import RULE_PLAYERS
+
+        return RULE_PLAYERS
     #: the prompt templates of LLM players (registered as ``port_of_mars.<kind>``)
     PROMPTS_DIR: ClassVar[Any] = PROMPTS_DIR
     PHASES: ClassVar[tuple[str, ...]] = (
