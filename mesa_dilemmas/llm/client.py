@@ -62,6 +62,9 @@ class CallOutcome:
     cost_usd: float | None
 
 
+#: the per-attempt timeout for a server that answers few requests at a time: queued calls
+#: must not time out (and be sent again) while the server is still generating earlier ones
+SERIAL_TIMEOUT_S = 600.0
 #: decisions a model must have made before its fallback rate can stop the run
 MIN_DECISIONS_FOR_RATE = 10
 
@@ -145,6 +148,30 @@ class LLMClient:
             self.backend, "base_url", None
         )
         self._waiting_said = False
+        #: whether the endpoint's way of serving was probed (fit_to_server)
+        self._fitted = False
+
+    async def fit_to_server(self) -> None:
+        """Once per client: a self-hosted server that answers one request at a time gets one
+        call at a time, with a timeout that covers a whole reply (``serving`` probes it)."""
+        if self._fitted:
+            return
+        self._fitted = True
+        probe = getattr(self.backend, "serving", None)
+        if probe is None:
+            return
+        concurrency, _ = await probe()
+        if concurrency is None:
+            return
+        self.limiter.limit_concurrency(concurrency)
+        ps = self.settings.provider(self.backend.provider)
+        if ps.timeout_s is None:  # an explicit timeout is kept
+            self.backend.timeout = max(self.backend.timeout, SERIAL_TIMEOUT_S)
+        print(
+            f"note: {self.label}: the server answers {concurrency} request(s) at a time; "
+            f"sending at most {concurrency} at once (timeout {self.backend.timeout:.0f} s a call)",
+            file=sys.stderr,
+        )
 
     async def answer_mode(self) -> str:
         """``"native"``, or ``"tags"`` when the endpoint takes no structured output (probed once
@@ -226,6 +253,7 @@ class LLMClient:
                 return CallOutcome(hit, "cache", key, 0.0, 0.0)
             cache.claim(key, stale_after=0.0)  # it gave up or took too long: pay for it here
         try:
+            await self.fit_to_server()
             return await self._reserved_call(request, ctx, key, req_json, recorder, cache, run)
         finally:
             # a call abandoned when the run stopped ends after the cache was closed: its

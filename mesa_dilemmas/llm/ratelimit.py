@@ -153,6 +153,13 @@ class ProviderLimiter:
         self.peak_in_flight = 0
         self._in_flight = 0
 
+    def limit_concurrency(self, n: int) -> None:
+        """Lower the calls in flight at once (a server found to answer one at a time)."""
+        with self._lock:
+            if n < self.max_concurrency:
+                self.max_concurrency = n
+                self._semaphores = weakref.WeakKeyDictionary()  # new ones, at the new limit
+
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         with self._lock:

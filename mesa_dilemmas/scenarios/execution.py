@@ -106,6 +106,25 @@ def check_available(settings: ExecutionSettings) -> None:
                 "execution.backend: 'ray' needs Ray, which is not installed "
                 "(pip install 'mesa-dilemmas[ray]')"
             ) from None
+        if settings.address and settings.address != "auto":
+            problem = _address_problem(settings.address)
+            if problem:
+                raise ValueError(f"execution.address: {settings.address!r}: {problem}")
+
+
+def _address_problem(address: str) -> str | None:
+    """Why nothing can be reached at a Ray address ``host:port`` or ``ray://host:port`` (None:
+    something answers there), found with one TCP connection before the run starts."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return "give host:port, ray://host:port or auto"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            return None
+    except OSError as exc:
+        return f"nothing answers there ({exc.strerror or exc})"
 
 
 def _ray_init(settings: ExecutionSettings, processes: int) -> bool:

@@ -23,6 +23,8 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+from mesa_dilemmas.scenarios.config import ConfigError
+
 APP_MODULE = "mesa_dilemmas.viz.dashboard.app"
 
 
@@ -37,9 +39,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def port_number(text: str) -> int:
+    """A TCP port for ``--port``: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--port", type=int, default=8765, help="port (default 8765; 0: any free port)"
+        "--port", type=port_number, default=8765, help="port (default 8765; 0: any free port)"
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
@@ -80,9 +93,20 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
 
             LLMSettings.from_table(base_settings_table(str(path)))  # fail here, not in the browser
         except Exception as exc:
-            raise SystemExit(f"error: --llm-config {args.llm_config}: {exc}") from None
-    if args.record_dir:
-        env[RECORD_DIR_ENV] = str(Path(args.record_dir).expanduser().resolve())
+            raise ConfigError(f"--llm-config {args.llm_config}: {exc}") from None
+    if args.record_dir is not None:
+        from mesa_dilemmas.files import out_dir_problem
+
+        record = Path(args.record_dir).expanduser()
+        problem = out_dir_problem(args.record_dir)
+        if problem is None:
+            try:
+                record.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                problem = f"cannot create it: {exc.strerror or exc}"
+        if problem:
+            raise ConfigError(f"--record-dir {args.record_dir!r}: {problem}")
+        env[RECORD_DIR_ENV] = str(record.resolve())
     return env
 
 
@@ -133,7 +157,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="mesa-dilemmas dashboard", description=__doc__.splitlines()[0]
     )
     add_arguments(parser)
-    return cmd_dashboard(parser.parse_args(argv))
+    try:
+        return cmd_dashboard(parser.parse_args(argv))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -77,6 +77,9 @@ def sent_params(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: copy.deepcopy(v) for k, v in kwargs.items() if k not in ("messages", "contents")}
 
 
+#: endpoint -> (requests it serves at once, None) as the server says (see ``serving``)
+_SERVING: dict[str, tuple[int | None, float | None]] = {}
+
 #: how a compatible server may take a JSON schema, best first; "tags": it takes none
 NATIVE_MODES = ("json_schema", "json_object", "tags")
 #: endpoint (base URL + model) -> the mode it accepts, as probed by this process
@@ -138,6 +141,53 @@ class OpenAIBackend(RemoteBackend):
                 return mode
             return mode
         return "tags"
+
+    async def serving(self) -> tuple[int | None, float | None]:
+        """A self-hosted server's concurrency, when it says: ``(slots, None)`` for llama.cpp's
+        ``llama-server`` (``GET /props``: ``total_slots``), ``(1, None)`` for
+        llama-cpp-python's server (one request at a time; it names itself in ``GET /models``:
+        ``owned_by: "me"``), else ``(None, None)``.  Asked once per endpoint and process with
+        GET requests (no completion is paid for).  The client then sends at most that many
+        calls at once and lengthens the timeout to ``SERIAL_TIMEOUT_S``, so that no call is
+        sent again while the server is still generating it.  OpenAI's own API is not asked."""
+        if self.base_url is None:
+            return None, None
+        endpoint = f"{self.base_url}#{self.model}"
+        async with self._probe_locks.get():
+            if endpoint not in _SERVING:
+                _SERVING[endpoint] = await self._probe_serving()
+        return _SERVING[endpoint]
+
+    async def _probe_serving(self) -> tuple[int | None, float | None]:
+        return await asyncio.to_thread(self._ask_serving)
+
+    def _ask_serving(self) -> tuple[int | None, float | None]:
+        import json
+        import urllib.request
+
+        assert self.base_url is not None
+        root = self.base_url.rstrip("/")
+        bare = root[: -len("/v1")] if root.endswith("/v1") else root
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+        def get(url: str) -> Any:
+            try:
+                req = urllib.request.Request(url, headers=headers)
+                with urllib.request.urlopen(req, timeout=5.0) as resp:  # noqa: S310 (own URL)
+                    return json.loads(resp.read())
+            except (OSError, ValueError):
+                return None
+
+        for url in (f"{bare}/props", f"{root}/props"):
+            props = get(url)
+            slots = props.get("total_slots") if isinstance(props, dict) else None
+            if isinstance(slots, int) and slots >= 1:
+                return slots, None
+        models = get(f"{root}/models")
+        data = models.get("data", []) if isinstance(models, dict) else []
+        if any(isinstance(m, dict) and m.get("owned_by") == "me" for m in data):
+            return 1, None  # llama-cpp-python's server: one request at a time
+        return None, None
 
     def request_kwargs(self, req: ChatRequest, schema_format: str | None = None) -> dict[str, Any]:
         schema_format = schema_format or self.schema_format
@@ -202,7 +252,10 @@ class OpenAIBackend(RemoteBackend):
             # of the parameters against their typed definitions: for our plain-JSON request it
             # changes nothing and costs ~9 ms a call (a third of the client's work per call)
             return await client.post(
-                "/chat/completions", body=kwargs, cast_to=ChatCompletion, options=_POST_OPTIONS
+                "/chat/completions",
+                body=kwargs,
+                cast_to=ChatCompletion,
+                options={**_POST_OPTIONS, "timeout": self.timeout},
             )
         except openai.APIStatusError as exc:
             headers = getattr(exc.response, "headers", None)
