@@ -59,11 +59,8 @@ if TYPE_CHECKING:
 
 KINDS = ("rule", "llm", "strategy", "factory")
 
-#: built-in policy kinds -> "module:builder"; installed packages add more by entry point
-BUILTIN_KINDS: dict[str, str] = {
-    "llm": "mesa_dilemmas.llm.population:build_llm_policy",
-    "strategy": "mesa_dilemmas.agents.strategies.policy:build_strategy_policy",
-}
+#: the policy kinds beyond rule and factory: builders registered by entry point, this
+#: package's own ("llm", "strategy" in pyproject.toml) and any installed package's alike
 ENTRY_POINT_GROUP = "mesa_dilemmas.policies"
 
 
@@ -269,11 +266,8 @@ def load_object(path: str) -> Any:
 
 @cache
 def policy_kinds() -> dict[str, str]:
-    """Every policy kind: the built-ins and those installed packages register."""
-    kinds = dict(BUILTIN_KINDS)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        kinds.setdefault(ep.name, ep.value)
-    return kinds
+    """Every registered policy kind: name -> ``"module:builder"``."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def policy_kind(kind: str) -> Callable[..., Policy]:
