@@ -6,7 +6,7 @@ the other, then ``--compare before.json after.json``). Each scenario runs with o
 a few rounds and, for LLM scenarios, the first value of every grid axis (the embedded model, so
 no key and no network). The fingerprint is a hash of ``runs.parquet`` and ``steps.parquet``
 (rows sorted, floats rounded to 10 significant digits; wall-time and token-timing columns left
-out) plus the first metrics of ``summary.json``.
+out) plus ``summary.json`` without its wall times.
 """
 
 from __future__ import annotations
@@ -58,7 +58,18 @@ def table_hash(path: Path) -> str:
         else:
             df[col] = df[col].astype(str)
     rows = sorted(df.astype(str).agg("|".join, axis=1)) if len(df) else []
-    return hashlib.sha256(("\n".join(sorted(keep)) + "\n" + "\n".join(rows)).encode()).hexdigest()[:16]
+    return hashlib.sha256(("\n".join(sorted(keep)) + "\n" + "\n".join(rows)).encode()).hexdigest()[
+        :16
+    ]
+
+
+def untimed(value):
+    """``value`` without wall-time and latency entries (they differ between any two runs)."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if not any(s in k.lower() for s in TIMING)}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
 
 
 def fingerprint(name: str, raw: dict, exe: str, work: Path) -> dict:
@@ -69,13 +80,17 @@ def fingerprint(name: str, raw: dict, exe: str, work: Path) -> dict:
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["?"])[-1], "command": cmd[1:]}
-    summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    summary = (
+        json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    )
+    summary = untimed(summary)
     return {
         "runs": table_hash(out / "runs.parquet"),
         "steps": table_hash(out / "steps.parquet"),
         "summary": hashlib.sha256(
-            json.dumps(summary.get("cells", summary.get("metrics", summary)), sort_keys=True,
-                       default=str).encode()  # fmt: skip
+            json.dumps(
+                summary.get("cells", summary.get("metrics", summary)), sort_keys=True, default=str
+            ).encode()  # fmt: skip
         ).hexdigest()[:16],
     }
 
@@ -85,6 +100,9 @@ def main() -> int:
     parser.add_argument("--out", help="write the fingerprints here (JSON)")
     parser.add_argument("--exe", default=str(Path(sys.executable).with_name("mesa-dilemmas")))
     parser.add_argument("--only", help="run only scenarios whose name contains this")
+    parser.add_argument(
+        "--rule-only", action="store_true", help="leave out scenarios with LLM players"
+    )
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args()
     if args.compare:
@@ -109,6 +127,12 @@ def main() -> int:
             if args.only and args.only not in name:
                 continue
             raw = tomllib.loads(paths[name].read_text())
+            if (
+                args.rule_only
+                and len(tiny_overrides(raw)) > 2
+                and "max_steps=1" in tiny_overrides(raw)
+            ):
+                continue
             result[name] = fingerprint(name, raw, args.exe, Path(tmp))
             print(name, result[name], flush=True)
     if args.out:

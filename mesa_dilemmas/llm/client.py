@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import random
 import sqlite3
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from mesa_dilemmas.llm import session
 from mesa_dilemmas.llm.accounting import PriceTable
 from mesa_dilemmas.llm.backends import Backend, create_backend
+from mesa_dilemmas.llm.batch import BatchCollector
 from mesa_dilemmas.llm.budget import Budget
 from mesa_dilemmas.llm.cache import ResponseCache
 from mesa_dilemmas.llm.cluster import GateLimiter, gate_name
@@ -65,7 +67,9 @@ class CallOutcome:
 #: the per-attempt timeout for a server that answers few requests at a time: queued calls
 #: must not time out (and be sent again) while the server is still generating earlier ones
 SERIAL_TIMEOUT_S = 600.0
-#: decisions a model must have made before its fallback rate can stop the run
+#: decisions a model must have made before its fallback rate can stop the run mid-way (and
+#: at least 2 / max_fallback_rate: at 0.05, one early fallback in 10 decisions is noise; the
+#: runner checks the whole run's rate at its end)
 MIN_DECISIONS_FOR_RATE = 10
 
 _LIMITERS: dict[tuple[int, str], ProviderLimiter] = {}
@@ -150,6 +154,9 @@ class LLMClient:
         self._waiting_said = False
         #: whether the endpoint's way of serving was probed (fit_to_server)
         self._fitted = False
+        self._batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, BatchCollector] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def fit_to_server(self) -> None:
         """Once per client: a self-hosted server that answers one request at a time gets one
@@ -200,7 +207,7 @@ class LLMClient:
         limit = self.settings.fallback_limit(self.paid_api)
         if (
             fell_back
-            and self.decisions >= MIN_DECISIONS_FOR_RATE
+            and self.decisions >= max(MIN_DECISIONS_FOR_RATE, math.ceil(2 / max(limit, 1e-9)))
             and self.fallbacks > limit * self.decisions
         ):
             await _drain_in_flight()
@@ -209,6 +216,21 @@ class LLMClient:
                 f"rule ({self.fallbacks / self.decisions:.0%} > max_fallback_rate {limit:g}); "
                 f"last error: {error}"
             )
+
+    @property
+    def batching(self) -> bool:
+        """Batch mode: ``[llm] batch`` and a backend with a batch API (OpenAI, Anthropic)."""
+        return self.settings.batch and hasattr(self.backend, "submit_batch")
+
+    def batcher(self) -> BatchCollector:
+        """This client's batch collector on the running event loop."""
+        loop = asyncio.get_running_loop()
+        found = self._batchers.get(loop)
+        if found is None:
+            found = self._batchers[loop] = BatchCollector(
+                self.backend, self.label, self.settings.batch_poll_s
+            )
+        return found
 
     def cache(self) -> ResponseCache | None:
         if not (self.settings.cache or self.replay):
@@ -326,10 +348,19 @@ class LLMClient:
                     mode=self.mode_of(request),
                 )  # fmt: skip
 
+        batch_id: str | None = None
         try:
-            async with self.limiter.slot(estimate):
+            if self.batching:
                 start = time.perf_counter()
-                response = await self.call_uncached(request, failed_attempt)
+                try:
+                    response, batch_id = await self.batcher().call(request, key, recorder)
+                except TransientCallError as exc:  # a batch result is not retried one by one
+                    failed_attempt(exc, time.perf_counter() - start, False)
+                    raise CallFailed(f"{exc} (in a batch job)", exc.status) from None
+            else:
+                async with self.limiter.slot(estimate):
+                    start = time.perf_counter()
+                    response = await self.call_uncached(request, failed_attempt)
         except ContextOverflow as exc:  # name the decision: the fix may depend on its kind
             raise ContextOverflow(
                 f"{self.label}: {ctx.describe()}: {exc}", exc.tokens, exc.window
@@ -356,6 +387,7 @@ class LLMClient:
             response.tokens_out,
             cached_in=int(extra.get("cached_tokens") or 0),
             cache_write=int(extra.get("cache_write_tokens") or 0),
+            batch=batch_id is not None,
         )
         self.limiter.settle(estimate, response.tokens_in + response.tokens_out)
         budget.charge(response.tokens_in + response.tokens_out, cost)
@@ -365,7 +397,10 @@ class LLMClient:
             recorder.record_call(
                 ctx, key=key, label=self.label, source="provider", request=req_json,
                 response=response, latency_s=latency, cost_usd=cost, mode=self.mode_of(request),
+                batch_id=batch_id,
             )  # fmt: skip
+            if batch_id is not None:
+                recorder.finish_batch(batch_id)
         return CallOutcome(response, "provider", key, latency, cost)
 
     async def call_uncached(

@@ -54,6 +54,9 @@ CREATE TABLE IF NOT EXISTS budget (
 );
 INSERT OR IGNORE INTO budget (id, calls, tokens, cost, in_flight) VALUES (1, 0, 0, 0.0, 0);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id TEXT PRIMARY KEY, label TEXT, created REAL, status TEXT, keys TEXT
+);
 """
 
 #: columns describing each attempt: status ("ok" | "error"), the HTTP status of a failed one,
@@ -184,6 +187,36 @@ class RunRecorder:
                 fallback,
             ),
         )  # fmt: skip
+
+    # -- batch jobs: recorded as soon as they exist, so a killed run polls them again ------
+    def record_batch(self, batch_id: str, label: str, keys: list[str]) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO batches (batch_id, label, created, status, keys)"
+            " VALUES (?, ?, ?, 'pending', ?)",
+            (batch_id, label, time.time(), json.dumps(keys)),
+        )
+
+    def finish_batch(self, batch_id: str) -> None:
+        """Mark a job read once every call it carried is in the record (a run killed while
+        its results were being recorded polls it again, and pays nothing for that)."""
+        rows = self.db.execute("SELECT keys FROM batches WHERE batch_id = ?", (batch_id,))
+        if not rows:
+            return
+        keys = json.loads(rows[0][0])
+        done = self.db.execute(
+            f"SELECT COUNT(DISTINCT key) FROM calls WHERE response IS NOT NULL AND key IN"
+            f" ({','.join('?' * len(keys))})",
+            tuple(keys),
+        )[0][0]
+        if done >= len(set(keys)):
+            self.db.execute("UPDATE batches SET status = 'done' WHERE batch_id = ?", (batch_id,))
+
+    def pending_batches(self, label: str) -> dict[str, list[str]]:
+        """batch id -> the call keys it carries, for the batches of ``label`` not yet read."""
+        rows = self.db.execute(
+            "SELECT batch_id, keys FROM batches WHERE label = ? AND status = 'pending'", (label,)
+        )
+        return {r[0]: json.loads(r[1]) for r in rows}
 
     # -- reading -------------------------------------------------------------
     def lookup(self, key: str) -> ChatResponse | None:

@@ -152,6 +152,12 @@ class LLMSettings(_Strict):
     system_prompt: str | None = None
     #: a directory of prompt templates (``<decision kind>.txt`` / ``.toml``) overriding built-ins
     templates_dir: str | None = None
+    #: send the calls made at once (a phase; ``strategies generate``'s descriptions and each
+    #: round of implementations) as one batch job -- OpenAI's Batch API, Anthropic's Message
+    #: Batches -- at batch prices; a run killed with a batch pending resumes by polling it
+    batch: bool = False
+    #: seconds between polls of a pending batch job
+    batch_poll_s: PositiveFloat = 30.0
     #: no provider is called: every decision's prompt is rendered and recorded with its token
     #: count and answered at random from its spec (what ``mesa-dilemmas estimate`` runs)
     dry_run: bool = False

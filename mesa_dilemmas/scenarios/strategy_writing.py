@@ -497,6 +497,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--code-tokens", type=int, default=1200)
     p.add_argument("--resume", action="store_true",
                    help="continue a killed or stopped run in --out (no call is paid twice)")  # fmt: skip
+    p.add_argument("--batch", action="store_true",
+                   help="send each round's calls as one batch job (OpenAI, Anthropic): batch "
+                        "prices; --resume polls a pending job")  # fmt: skip
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_generate)
 
@@ -542,6 +545,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         budget["max_cost_usd"] = args.max_cost
     if budget:
         table["budget"] = budget
+    if getattr(args, "batch", False):
+        table["batch"] = True
     try:
         settings = llm.LLMSettings.from_table(table)
         llm.preflight([args.model], settings)
@@ -569,6 +574,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
             f"continue with --resume after raising the budget",
             file=sys.stderr,
         )
+        return 3
+    except llm.ProviderRejected as exc:  # a provider down after its retries, a rejected key
+        session.finish_run()
+        hint = f": continue with --resume --out {out}" if exc.resumable else ""
+        print(f"stopped: {exc}; the calls made so far are recorded in {out}{hint}",
+              file=sys.stderr)  # fmt: skip
         return 3
     except llm.ReplayMiss as exc:
         session.finish_run()

@@ -101,10 +101,24 @@ def tags_answer(prompt: str, rng: random.Random) -> str:
     return "I think we should all fish less."
 
 
+def one_side_only(value: Any) -> Any:
+    """A scripted player follows a rule the schema cannot say but the instructions do: in an
+    offer (``give`` / ``receive`` bundles) a resource goes on one side only."""
+    if isinstance(value, list):
+        return [one_side_only(v) for v in value]
+    if isinstance(value, dict):
+        out = {k: one_side_only(v) for k, v in value.items()}
+        give, receive = out.get("give"), out.get("receive")
+        if isinstance(give, dict) and isinstance(receive, dict):
+            out["receive"] = {k: (0 if give.get(k) else n) for k, n in receive.items()}
+        return out
+    return value
+
+
 def scripted_reply(req: NormalizedRequest) -> Reply:
     rng = req.rng()
     if req.schema is not None:
-        data = instance(req.schema, rng)
+        data = one_side_only(instance(req.schema, rng))
         return Reply(json.dumps(data), data)
     prompt = req.last_user
     tags = _TAG.findall(prompt)

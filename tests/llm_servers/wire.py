@@ -104,6 +104,13 @@ class ServerState:
     #: system prompts seen so far: a repeated one is reported as read from the prompt cache,
     #: as the providers report automatic (OpenAI, Gemini) or marked (Anthropic) prefix caching
     prefixes: set = field(default_factory=set)
+    #: batch APIs (OpenAI files + batches, Anthropic message batches): uploaded files, jobs,
+    #: how many polls a job stays in progress, and whether jobs are held (never finish)
+    files: dict = field(default_factory=dict)
+    batches: dict = field(default_factory=dict)
+    batch_polls: int = 1
+    hold_batches: bool = False
+    batch_lines: int = 0
 
 
 # -- request normalisation ------------------------------------------------------
@@ -325,6 +332,44 @@ STATUS_FAULTS = {
     ),
 }
 
+
+def _multipart_file(content_type: str, raw: bytes) -> bytes:
+    """The ``file`` field of a multipart/form-data upload."""
+    from email.parser import BytesParser
+    from email.policy import default
+
+    msg = BytesParser(policy=default).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw
+    )
+    for part in msg.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            return part.get_payload(decode=True) or b""
+    return b""
+
+
+def _public(view: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in view.items() if not k.startswith("_")}
+
+
+def _poll(state: ServerState, batch: dict[str, Any]) -> dict[str, Any]:
+    """A batch job as a poll sees it: in progress for ``batch_polls`` polls, then done."""
+    batch["polls"] += 1
+    view = batch["view"]
+    if not state.hold_batches and batch["polls"] > state.batch_polls:
+        if batch["api"] == "openai":
+            view["status"] = "completed"
+            view["output_file_id"] = batch["output"]
+            n = view["request_counts"]["total"]
+            view["request_counts"] = {"total": n, "completed": n, "failed": 0}
+        else:
+            view["processing_status"] = "ended"
+            view["ended_at"] = view["created_at"]
+            counts = view["request_counts"]
+            counts["succeeded"], counts["processing"] = counts["processing"], 0
+            view["results_url"] = view["_results"]
+    return _public(view)
+
+
 # -- the server ------------------------------------------------------------------
 
 
@@ -359,8 +404,102 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path in ("/health", "/"):
             self._send(200, b'{"status":"ok"}')
-        else:
-            self._send(404, b'{"error":{"message":"not found"}}')
+            return
+        path = self.path.split("?", 1)[0]
+        state = self.server.state
+        with state.lock:
+            if m := re.fullmatch(r"/v1/files/([^/]+)/content", path):
+                content = state.files.get(m.group(1))
+                if content is not None:
+                    self._send(200, content)
+                    return
+            elif m := re.fullmatch(r"/v1/batches/([^/]+)", path):
+                batch = state.batches.get(m.group(1))
+                if batch is not None:
+                    self._send(200, json.dumps(_poll(state, batch)).encode())
+                    return
+            elif m := re.fullmatch(r"/v1/messages/batches/([^/]+)/results", path):
+                batch = state.batches.get(m.group(1))
+                if batch is not None and batch["view"]["processing_status"] == "ended":
+                    self._send(200, batch["results"])
+                    return
+            elif m := re.fullmatch(r"/v1/messages/batches/([^/]+)", path):
+                batch = state.batches.get(m.group(1))
+                if batch is not None:
+                    self._send(200, json.dumps(_poll(state, batch)).encode())
+                    return
+        self._send(404, b'{"error":{"message":"not found"}}')
+
+    def _batch_post(self, path: str, raw: bytes) -> bool:
+        """The batch routes; True when the request was one of them."""
+        state = self.server.state
+        if path == "/v1/files":
+            upload = _multipart_file(self.headers.get("Content-Type", ""), raw)
+            file_id = f"file-{uuid.uuid4().hex[:24]}"
+            with state.lock:
+                state.files[file_id] = upload
+            body = {"id": file_id, "object": "file", "bytes": len(upload), "created_at":
+                    int(time.time()), "filename": "batch.jsonl", "purpose": "batch",
+                    "status": "processed"}  # fmt: skip
+            self._send(200, json.dumps(body).encode())
+            return True
+        if path == "/v1/batches":
+            spec = json.loads(raw)
+            with state.lock:
+                lines = state.files[spec["input_file_id"]].decode().splitlines()
+            out = []
+            for line in filter(None, lines):
+                row = json.loads(line)
+                req = normalize_openai(row["body"])
+                with state.lock:
+                    state.seen.append(req)
+                    state.batch_lines += 1
+                response = openai_body(req, state.responder(req), state)
+                out.append({"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id":
+                            row["custom_id"], "response": {"status_code": 200, "request_id":
+                            uuid.uuid4().hex, "body": response}, "error": None})  # fmt: skip
+            output_id = f"file-{uuid.uuid4().hex[:24]}"
+            batch_id = f"batch_{uuid.uuid4().hex[:24]}"
+            view = {"id": batch_id, "object": "batch", "endpoint": spec["endpoint"],
+                    "input_file_id": spec["input_file_id"],
+                    "completion_window": spec["completion_window"], "status": "in_progress",
+                    "created_at": int(time.time()), "output_file_id": None,
+                    "error_file_id": None, "request_counts": {"total": len(out),
+                    "completed": 0, "failed": 0}}  # fmt: skip
+            with state.lock:
+                state.files[output_id] = ("\n".join(json.dumps(o) for o in out) + "\n").encode()
+                state.batches[batch_id] = {"view": view, "polls": 0, "api": "openai",
+                                           "output": output_id}  # fmt: skip
+            self._send(200, json.dumps(view).encode())
+            return True
+        if path == "/v1/messages/batches":
+            spec = json.loads(raw)
+            results = []
+            for item in spec["requests"]:
+                req = normalize_anthropic(item["params"])
+                with state.lock:
+                    state.seen.append(req)
+                    state.batch_lines += 1
+                message = anthropic_body(req, state.responder(req), state)
+                results.append({"custom_id": item["custom_id"],
+                                "result": {"type": "succeeded", "message": message}})  # fmt: skip
+            batch_id = f"msgbatch_{uuid.uuid4().hex[:24]}"
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            host, port = self.server.server_address[:2]
+            view = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                    "request_counts": {"processing": len(results), "succeeded": 0, "errored": 0,
+                                       "canceled": 0, "expired": 0},
+                    "ended_at": None, "created_at": now, "expires_at": now,
+                    "cancel_initiated_at": None, "archived_at": None,
+                    "results_url": None,
+                    "_results": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results"}  # fmt: skip
+            with state.lock:
+                state.batches[batch_id] = {"view": view, "polls": 0, "api": "anthropic",
+                                           "results": ("\n".join(json.dumps(r) for r in results)
+                                                       + "\n").encode()}  # fmt: skip
+            self._send(200, json.dumps(_public(view)).encode())
+            return True
+        return False
 
     def do_POST(self) -> None:
         state = self.server.state
@@ -385,12 +524,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _post(self) -> None:
         state = self.server.state
         raw = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+        if self.path.split("?", 1)[0] == "/v1/files":
+            self._batch_post("/v1/files", raw)
+            return
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
             self._send(400, b'{"error":{"message":"invalid JSON body"}}')
             return
         path = self.path.split("?", 1)[0]
+        if self._batch_post(path, raw):
+            return
         gem = _GEMINI_PATH.match(path)
         if path.endswith("/chat/completions"):
             req, make = normalize_openai(body), openai_body

@@ -93,6 +93,10 @@ class AnthropicBackend(RemoteBackend):
             raise TransientCallError(
                 f"anthropic: malformed response: {type(exc).__name__}: {exc}"
             ) from exc
+        return self.to_response(resp, kwargs)
+
+    def to_response(self, resp: Any, kwargs: dict[str, Any]) -> ChatResponse:
+        """A message (a batch result's too) as the layer's response."""
         text_parts, data = [], None
         for block in resp.content or []:
             if block.type == "text":
@@ -117,3 +121,44 @@ class AnthropicBackend(RemoteBackend):
             model=resp.model,
             extra={"sent": sent, "cached_tokens": read, "cache_write_tokens": written},
         )
+
+    # -- Message Batches: one job for many requests, results as JSONL -------------------
+    async def submit_batch(self, items: list[tuple[str, ChatRequest]]) -> str:
+        client = self._clients.get()
+        requests = []
+        for cid, req in items:
+            params = self.request_kwargs(req)
+            params.update(params.pop("extra_body", {}))  # a batch request's params are the body
+            requests.append({"custom_id": cid, "params": params})
+        try:
+            batch = await client.messages.batches.create(requests=requests)
+        except anthropic.APIStatusError as exc:
+            raise status_error("anthropic", exc.status_code, exc.message, None) from exc
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            raise TransientCallError(f"anthropic: batch upload failed: {exc}") from exc
+        return batch.id
+
+    async def poll_batch(
+        self, batch_id: str, requests: dict[str, ChatRequest]
+    ) -> dict[str, ChatResponse | Exception] | None:
+        client = self._clients.get()
+        try:
+            batch = await client.messages.batches.retrieve(batch_id)
+            if batch.processing_status != "ended":
+                return None
+            out: dict[str, ChatResponse | Exception] = {}
+            async for entry in await client.messages.batches.results(batch_id):
+                result = entry.result
+                if result.type == "succeeded":
+                    req = requests.get(entry.custom_id)
+                    kwargs = self.request_kwargs(req) if req is not None else {}
+                    out[entry.custom_id] = self.to_response(result.message, kwargs)
+                else:
+                    error = getattr(getattr(result, "error", None), "error", None)
+                    message = getattr(error, "message", result.type)
+                    out[entry.custom_id] = status_error("anthropic", 500, f"batch: {message}")
+        except anthropic.APIStatusError as exc:
+            raise status_error("anthropic", exc.status_code, exc.message, None) from exc
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            raise TransientCallError(f"anthropic: batch poll failed: {exc}") from exc
+        return out

@@ -221,7 +221,10 @@ class OpenAIBackend(RemoteBackend):
 
     async def acomplete(self, request: ChatRequest) -> ChatResponse:
         kwargs = self.request_kwargs(request)
-        resp = await self._create(kwargs)
+        return self.to_response(await self._create(kwargs), kwargs)
+
+    def to_response(self, resp: Any, kwargs: dict[str, Any]) -> ChatResponse:
+        """A chat completion (a batch result's body too) as the layer's response."""
         if not getattr(resp, "choices", None):
             raise TransientCallError("openai: response without choices")
         choice = resp.choices[0]
@@ -244,6 +247,70 @@ class OpenAIBackend(RemoteBackend):
             model=resp.model,
             extra=extra,
         )
+
+    # -- the Batch API: a JSONL file of requests, one batch job, its output file ----------
+    async def submit_batch(self, items: list[tuple[str, ChatRequest]]) -> str:
+        """Upload ``(custom_id, request)`` pairs as a JSONL file and start one batch job on
+        ``/v1/chat/completions``; returns the batch id."""
+        import json
+
+        client = self._clients.get()
+        lines = [
+            json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions",
+                        "body": self.request_kwargs(req)})
+            for cid, req in items
+        ]  # fmt: skip
+        try:
+            file = await client.files.create(
+                file=("batch.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch"
+            )
+            batch = await client.batches.create(
+                input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+        except openai.APIStatusError as exc:
+            raise status_error("openai", exc.status_code, _message(exc), None) from exc
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise TransientCallError(f"openai: batch upload failed: {exc}") from exc
+        return batch.id
+
+    async def poll_batch(
+        self, batch_id: str, requests: dict[str, ChatRequest]
+    ) -> dict[str, ChatResponse | Exception] | None:
+        """None while the batch runs; then each custom id's response (or its error)."""
+        import json
+
+        client = self._clients.get()
+        try:
+            batch = await client.batches.retrieve(batch_id)
+            if batch.status in ("validating", "in_progress", "finalizing", "cancelling"):
+                return None
+            out: dict[str, ChatResponse | Exception] = {}
+            for file_id in (batch.output_file_id, batch.error_file_id):
+                if not file_id:
+                    continue
+                content = await client.files.content(file_id)
+                for line in content.text.splitlines():
+                    if not line.strip():
+                        continue
+                    row = json.loads(line)
+                    cid = row["custom_id"]
+                    response = row.get("response") or {}
+                    if row.get("error") or response.get("status_code") != 200:
+                        err = row.get("error") or response.get("body", {}).get("error") or {}
+                        out[cid] = status_error(
+                            "openai", int(response.get("status_code") or 500),
+                            str(err.get("message", err)),
+                        )  # fmt: skip
+                        continue
+                    body = ChatCompletion.model_validate(response["body"])
+                    req = requests.get(cid)
+                    kwargs = self.request_kwargs(req) if req is not None else {}
+                    out[cid] = self.to_response(body, kwargs)
+        except openai.APIStatusError as exc:
+            raise status_error("openai", exc.status_code, _message(exc), None) from exc
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise TransientCallError(f"openai: batch poll failed: {exc}") from exc
+        return out
 
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         client = self._clients.get()
