@@ -10,7 +10,7 @@ from mesa_dilemmas.viz.dashboard.agent_views import (
     ACTION_COLORS,
     Figure,
     tooltip,
-    version,
+    view_version,
 )
 from mesa_dilemmas.viz.dashboard.vega import SCHEMA, Spec
 
@@ -83,4 +83,4 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
 
 def BinaryPopulation(model: Any) -> Any:
     """A binary game's players by strategy and last action, and the stock (a SolaraViz component)."""
-    return Figure("binary-population", model, binary_chart, version(model))
+    return Figure("binary-population", model, binary_chart, view_version(model))

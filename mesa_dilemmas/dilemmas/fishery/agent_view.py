@@ -20,7 +20,7 @@ from mesa_dilemmas.viz.dashboard.agent_views import (
     ring,
     ring_spec,
     tooltip,
-    version,
+    view_version,
 )
 from mesa_dilemmas.viz.dashboard.vega import Spec
 
@@ -119,4 +119,4 @@ def sanctions_text(pairs: list[tuple[int, int]]) -> str:
 
 def FisheryLake(model: Any) -> Any:
     """The fishery's lake and villagers (a SolaraViz component: ``components=[FisheryLake]``)."""
-    return Figure("fishery-lake", model, fishery_chart, version(model))
+    return Figure("fishery-lake", model, fishery_chart, view_version(model))

@@ -18,7 +18,7 @@ from mesa_dilemmas.viz.dashboard.agent_views import (
     ring,
     ring_spec,
     tooltip,
-    version,
+    view_version,
 )
 from mesa_dilemmas.viz.dashboard.vega import Spec
 
@@ -93,4 +93,4 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
 
 def PortOfMarsSeats(model: Any) -> Any:
     """Port of Mars's seats, trades and meeting (a SolaraViz component)."""
-    return Figure("port-of-mars-seats", model, port_of_mars_chart, version(model))
+    return Figure("port-of-mars-seats", model, port_of_mars_chart, view_version(model))

@@ -46,7 +46,7 @@ def game_of(model: Any) -> Any:
     return model.game if isinstance(model, DashboardModel) else model
 
 
-def version(model: Any) -> Any:
+def view_version(model: Any) -> Any:
     """Changes whenever the view must be redrawn (never in the middle of a round)."""
     if isinstance(model, DashboardModel):
         return model.token
@@ -122,7 +122,7 @@ def Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
     It does not subscribe to Mesa's update counter itself: the views below are plain
     functions, which Mesa's component area wraps in a component that does, and this
     package's pages re-render them with the rest of the page (a second subscription
-    would cost every round an extra render pass).  ``version`` (:func:`version`) changes
+    would cost every round an extra render pass).  ``version`` (:func:`view_version`) changes
     after every round, which is what makes it re-render."""
     game = game_of(model)
     busy = isinstance(model, DashboardModel) and model.busy
@@ -135,7 +135,7 @@ def Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
         return spec, agents, caption, int(getattr(game, "round", getattr(game, "time", 0)))
 
     spec, agents, caption, played = solara.use_memo(
-        make, dependencies=[kind, "busy" if busy else version(model)]
+        make, dependencies=[kind, "busy" if busy else view_version(model)]
     )
     last.current = (spec, agents, caption, played)
     with solara.Div(
