@@ -57,6 +57,7 @@ sets only has to emit this layout.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import inspect
@@ -273,7 +274,10 @@ def _entry_from_class(
         cls=cls,  # type: ignore[arg-type]  # a published-format class in a worker
         params=dict(o.get("params") or {}),
         description=o.get("description") or getattr(cls, "description", None) or doc,
-        attitude=o.get("attitude") or getattr(cls, "attitude", None) or set_meta.get("attitude"),
+        attitude=o.get("attitude")
+        or getattr(cls, "attitude", None)
+        or (None if issubclass(cls, Strategy) else attitude_of(cls.__name__))
+        or set_meta.get("attitude"),
         source=o.get("source") or getattr(cls, "source", None) or set_meta.get("source"),
         games=tuple(o.get("games") or getattr(cls, "games", ()) or set_meta.get("games") or ()),
         set_name=set_meta.get("name"),
@@ -495,6 +499,9 @@ def load_strategy_set(ref: str | Path) -> StrategySet:
     Code in the set's files runs only in a sandbox worker.  A set that yields
     no strategy at all is an error that says why.
     """
+    attitude = None
+    if isinstance(ref, str) and "#" in ref:
+        ref, _, attitude = ref.rpartition("#")
     path = resolve_set_path(ref)
     strategy_set = _load_cached(path)
     if not strategy_set.entries:
@@ -502,7 +509,27 @@ def load_strategy_set(ref: str | Path) -> StrategySet:
             "no Strategy subclass with an act() method and no published-format class was found"
         )
         raise ValueError(f"strategy set {str(ref)!r} ({path}) has no strategies: {why}")
+    if attitude is not None:
+        return split_by_attitude(strategy_set, attitude, ref)
     return strategy_set
+
+
+def split_by_attitude(strategy_set: StrategySet, attitude: str, ref: Any = None) -> StrategySet:
+    """The entries of ``strategy_set`` with ``attitude`` (``PATH#collective``), as a set of its own."""
+    entries = [e for e in strategy_set.entries if e.attitude == attitude]
+    if not entries:
+        found = sorted({str(e.attitude) for e in strategy_set.entries})
+        raise ValueError(
+            f"strategy set {str(ref or strategy_set.name)!r} has no {attitude!r} strategies "
+            f"(attitudes found: {', '.join(found)})"
+        )
+    name = f"{strategy_set.name}#{attitude}"
+    return dataclasses.replace(
+        strategy_set,
+        name=name,
+        attitude=attitude,
+        entries=[dataclasses.replace(e, set_name=name) for e in entries],
+    )
 
 
 # -- the sandbox's side of loading ------------------------------------------

@@ -1,55 +1,55 @@
-"""Strategy files in the published format of paper 002's authors, loaded as they are.
+"""Strategy files in the published formats of paper 002's authors, loaded as they are.
 
-The authors publish their LLM-written strategies as Python classes for their
-own engine.  The paper describes that interface only in words (a class built
-from a game description, called each round with the player's history and, in
-a game with a resource stock, the current stock, answering C or D); the interface
-assumed here, and provided to such files, is:
+The authors publish their LLM-written strategies as Python classes for their own
+engine, one file per game and model (``strategies/<game>/<model>.py``) with the
+natural-language descriptions beside it (``<model>_descriptions.py``:
+``description_<ATTITUDE>_<i> = '''...'''`` for class ``Strategy_<ATTITUDE>_<i>``).
+Two call formats exist; a file's format is read from what it imports (and, per
+class, from the signature of ``__call__``):
 
-.. code-block:: python
+* **paper era** (commit ``896462c``): ``__call__(self, state, history)`` --
+  ``state.round_number`` (rounds completed), ``state.current_stock`` in the
+  Common Pool game (``CommonPoolState``); ``history`` is ``None`` in the first
+  round, else ``my_actions`` (bool, rounds), ``my_payoffs``,
+  ``opponent_actions`` (bool, rounds x n-1), ``opponent_payoffs``;
+* **current** (the repository's HEAD): ``__call__(self, history)``, or
+  ``__call__(self, history, current_stock)`` in a game with a stock; ``history``
+  is never ``None``: ``my_actions``, ``my_payoffs``, ``opponent_cooperators``
+  (count per round) and ``round_number``.
 
-    from emergent_llm.players import BaseStrategy
-    from emergent_llm.games import PublicGoodsDescription        # or CollectiveRiskDescription,
-    from emergent_llm.common import Action, C, D, PlayerHistory, GameState  # CommonPoolDescription
+Semantics reproduced from the authors' engine: ``Action.C``/``Action.D`` have
+the values 1/0 (``bool(Action.C)`` is True, ``sum`` of actions counts C); the
+history is a new, mutable object every round whose arrays are read-only; an
+answer that is not an ``Action`` or an exception is an error, answered with the
+fallback of the strategy's attitude (C for collective attitudes, D for selfish
+ones); after ``MAX_ERRORS`` errors in a match the next error is raised (the
+authors' engine stops there; ours flags the strategy, which plays the
+sandbox's default from then on).
 
-    class Strategy_COLLECTIVE_7(BaseStrategy):
-        def __init__(self, game_description: PublicGoodsDescription):
-            self.game_description = game_description
+The attitude of a class comes from its name: ``Strategy_<ATTITUDE>_<i>``, with
+the authors' eight attitudes mapped to their two base ones: collective
+(``COLLECTIVE``, ``PROSOCIAL``, ``ALTRUISTIC``, ``BENEVOLENT``) and exploitative
+(``EXPLOITATIVE``, and the current files' ``SELFISH``, ``SELFINTERESTED``,
+``OPPORTUNISTIC``, ``INDIVIDUALISTIC``).
 
-        def __call__(self, state: GameState, history: None | PlayerHistory) -> Action:
-            if history is None:             # first round
-                return Action.C
-            ...
+Randomness: a published strategy draws from the global ``random`` and
+``np.random``.  Each instance owns both states (seeded from the framework's
+per-seat seed); a class whose source mentions ``random`` runs each call with its
+own states swapped in, so a strategy that reseeds changes only its own stream.
 
-* ``game_description``: ``n_players``, ``n_rounds`` and the game's parameters,
-  as the fields of the description class the game's rules name
-  (``BinaryGame.PUBLISHED_AS``, one of :data:`DESCRIPTIONS`): ``k``; ``k`` and
-  ``m`` (reward and threshold); ``capacity`` -- filled from the game's own
-  parameters of those names;
-* ``state``: ``round_number`` (rounds completed) and, in a game with a resource
-  stock, ``current_stock``;
-* ``history``: ``None`` in the first round, else ``my_actions`` (bool,
-  rounds played), ``my_payoffs``, ``opponent_actions`` (bool, rounds x n-1),
-  ``opponent_payoffs`` (rounds x n-1) -- numpy arrays, True = cooperated;
-* the answer: ``Action.C`` / ``Action.D`` (or the strings ``"C"``/``"D"``).
-
-The ``emergent_llm`` modules are stand-ins registered in the sandbox worker
-that imports such a file (the authors' package is not needed).  A file's
-classes are found by shape: classes defined in the file with a ``__call__``
-method.  Their natural-language descriptions come from the class docstrings or
-from a descriptions file beside the code: ``<file stem>.descriptions.json``,
-``<file stem>_descriptions.json`` or ``descriptions.json``, holding either an
-object ``{class name: description}`` or a list of objects with ``name`` (or
-``class``/``strategy``) and ``description``.  Global ``random`` / ``np.random``
-are fine: the sandbox seeds them per batch of matches.
+The ``emergent_llm`` modules are stand-ins registered in the sandbox worker that
+imports such a file (the authors' package is not needed).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 import inspect
 import json
+import random as _random
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,16 +62,66 @@ from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy
 from mesa_dilemmas.agents.strategies.history import PlayerHistory as OurHistory
 
 SHIM = "emergent_llm"
+#: errors a published strategy may make per match before the next one is raised
+MAX_ERRORS = 2
+
+COLLECTIVE_ATTITUDES = frozenset({"COLLECTIVE", "PROSOCIAL", "ALTRUISTIC", "BENEVOLENT"})
+EXPLOITATIVE_ATTITUDES = frozenset(
+    {"EXPLOITATIVE", "SELFISH", "SELFINTERESTED", "OPPORTUNISTIC", "INDIVIDUALISTIC"}
+)
+_CLASS_NAME = re.compile(r"^Strategy_([A-Z]+)_(\w+)$")
+
+
+def attitude_of(class_name: str) -> str | None:
+    """``Strategy_COLLECTIVE_7`` -> ``"collective"``; the selfish attitudes -> ``"exploitative"``."""
+    m = _CLASS_NAME.match(class_name)
+    if m is None:
+        return None
+    if m.group(1) in COLLECTIVE_ATTITUDES:
+        return "collective"
+    if m.group(1) in EXPLOITATIVE_ATTITUDES:
+        return "exploitative"
+    return m.group(1).lower()
 
 
 class Action(enum.Enum):
-    """C or D, as the published files use it."""
+    """C or D with the authors' values (D = 0, C = 1)."""
 
-    C = "C"
-    D = "D"
+    D = 0
+    C = 1
+
+    def __repr__(self) -> str:
+        return self.name
 
     def __str__(self) -> str:
-        return self.value
+        return self.name
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def flip(self) -> Action:
+        return Action(1 - self.value)
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, (int, float)):
+            return self.value + other
+        return NotImplemented
+
+    def __radd__(self, other: Any) -> Any:
+        if isinstance(other, (int, float)):
+            return other + self.value
+        return NotImplemented
+
+    @classmethod
+    def to_bool_array(cls, actions: list[Action]) -> np.ndarray:
+        return np.array([a == cls.C for a in actions], dtype=np.bool_)
+
+    @classmethod
+    def from_bool_array(cls, bool_array: np.ndarray) -> Any:
+        flat = [cls.C if v else cls.D for v in bool_array.flat]
+        if bool_array.ndim == 1:
+            return flat
+        return np.array(flat, dtype=object).reshape(bool_array.shape).tolist()
 
 
 class BaseStrategy:
@@ -84,15 +134,29 @@ class BaseStrategy:
 @dataclass(frozen=True)
 class GameState:
     round_number: int
-    current_stock: float | None = None
 
 
 @dataclass(frozen=True)
+class CommonPoolState(GameState):
+    current_stock: float
+
+
 class PlayerHistory:
-    my_actions: np.ndarray
-    my_payoffs: np.ndarray
-    opponent_actions: np.ndarray
-    opponent_payoffs: np.ndarray
+    """The authors' history: a plain mutable object (one per round); arrays read-only.
+
+    Paper era: ``my_actions, my_payoffs, opponent_actions, opponent_payoffs``;
+    current: ``my_actions, my_payoffs, opponent_cooperators`` and ``round_number``.
+    """
+
+    def __init__(self, my_actions: Any, my_payoffs: Any, *args: Any, **kwargs: Any) -> None:
+        self.my_actions = my_actions
+        self.my_payoffs = my_payoffs
+        if len(args) == 2 or "opponent_payoffs" in kwargs:
+            self.opponent_actions = args[0] if args else kwargs["opponent_actions"]
+            self.opponent_payoffs = args[1] if args else kwargs["opponent_payoffs"]
+        elif args or "opponent_cooperators" in kwargs:
+            self.opponent_cooperators = args[0] if args else kwargs["opponent_cooperators"]
+            self.round_number = len(my_actions)
 
 
 @dataclass(frozen=True)
@@ -108,13 +172,17 @@ class PublicGoodsDescription(GameDescriptionBase):
 
 @dataclass(frozen=True)
 class CollectiveRiskDescription(GameDescriptionBase):
+    m: int = 2  # the authors' field order: m, then k
     k: float = 2.0
-    m: int = 2
 
 
 @dataclass(frozen=True)
 class CommonPoolDescription(GameDescriptionBase):
-    capacity: float = 20.0
+    capacity: int = 20
+
+    @classmethod
+    def has_stock(cls) -> bool:
+        return True
 
 
 #: the published interface's game descriptions by class name (a game's rules name one)
@@ -122,6 +190,18 @@ DESCRIPTIONS: dict[str, type[GameDescriptionBase]] = {
     cls.__name__: cls
     for cls in (PublicGoodsDescription, CollectiveRiskDescription, CommonPoolDescription)
 }
+
+
+class _Attitude(str, enum.Enum):
+    COLLECTIVE = "collective"
+    PROSOCIAL = "prosocial"
+    ALTRUISTIC = "altruistic"
+    BENEVOLENT = "benevolent"
+    EXPLOITATIVE = "exploitative"
+    SELFISH = "selfish"
+    SELFINTERESTED = "self-interested"
+    OPPORTUNISTIC = "opportunistic"
+    INDIVIDUALISTIC = "individualistic"
 
 
 def install_shims() -> None:
@@ -134,8 +214,13 @@ def install_shims() -> None:
         "D": Action.D,
         "BaseStrategy": BaseStrategy,
         "GameState": GameState,
+        "CommonPoolState": CommonPoolState,
         "PlayerHistory": PlayerHistory,
         "GameDescription": GameDescriptionBase,
+        "Attitude": _Attitude,
+        "COLLECTIVE": _Attitude.COLLECTIVE,
+        "EXPLOITATIVE": _Attitude.EXPLOITATIVE,
+        "SELFISH": _Attitude.SELFISH,
         **DESCRIPTIONS,
     }
     for mod_name in (SHIM, *(f"{SHIM}.{m}" for m in ("players", "games", "common"))):
@@ -157,6 +242,30 @@ def published_classes(module: ModuleType) -> list[type]:
     ]
 
 
+def call_format(cls: type) -> str:
+    """``"paper"`` (``state, history``) or ``"current"`` (``history[, current_stock]``)."""
+    try:
+        params = list(inspect.signature(vars(cls)["__call__"]).parameters)[1:]
+    except (KeyError, TypeError, ValueError):
+        params = []
+    if params and params[0] == "state":
+        return "paper"
+    if params and params[0] in ("history", "player_history", "hist"):
+        return "current"
+    module = sys.modules.get(cls.__module__)
+    if module is not None and ("GameState" in vars(module) or "CommonPoolState" in vars(module)):
+        return "paper"
+    return "current" if len(params) != 2 or "stock" in params[1] else "paper"
+
+
+def _uses_random(cls: type) -> bool:
+    try:
+        src = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return True
+    return "random" in src
+
+
 def describe_game(game: GameDescription) -> GameDescriptionBase:
     """Our game description -> the published interface's: the class the game names
     (``game.published_as``), its fields filled from the game's parameters of the same names
@@ -173,46 +282,143 @@ def describe_game(game: GameDescription) -> GameDescriptionBase:
     return cls(game.n_players, game.n_rounds, **values)
 
 
+_EMPTY_B = np.zeros(0, dtype=np.bool_)
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+_EMPTY_I = np.zeros(0, dtype=np.int_)
+for _a in (_EMPTY_B, _EMPTY_F, _EMPTY_I):
+    _a.flags.writeable = False
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 class PublishedStrategy(Strategy):
     """Our interface around one published class (built by :func:`adapt`)."""
 
     inner: type = BaseStrategy
+    fmt: str = "current"
+    fallback: str = "D"
+    swap_random: bool = True
 
     def __init__(self, game: GameDescription) -> None:
         super().__init__(game)
-        self.player = self.inner(describe_game(game))
-
-    def act(self, history: OurHistory) -> str:
-        t = history.round_number
-        state = GameState(t, history.stock)
-        if t == 0:
-            past = None
+        self._stock = game.published_as == "CommonPoolDescription"
+        self.errors = 0
+        if self.swap_random:
+            seed = self.rng.getrandbits(64)
+            own = _random.Random(seed)
+            self._py_state = own.getstate()
+            self._np_state = np.random.RandomState(seed % 2**32).get_state()
+            self.player = self._swapped(self.inner, describe_game(game))
         else:
+            self.player = self.inner(describe_game(game))
+
+    def _swapped(self, fn: Any, *args: Any) -> Any:
+        outer_py, outer_np = _random.getstate(), np.random.get_state()
+        _random.setstate(self._py_state)
+        np.random.set_state(self._np_state)
+        try:
+            return fn(*args)
+        finally:
+            self._py_state, self._np_state = _random.getstate(), np.random.get_state()
+            _random.setstate(outer_py)
+            np.random.set_state(outer_np)
+
+    def _history(self, history: OurHistory) -> Any:
+        t = history.round_number
+        if self.fmt == "paper":
+            if t == 0:
+                return None
             me = history.me
             actions, payoffs = history.actions, history.payoffs
-            past = PlayerHistory(
-                my_actions=history.my_actions,
-                my_payoffs=history.my_payoffs,
-                opponent_actions=np.delete(actions, me, axis=1),
-                opponent_payoffs=np.delete(payoffs, me, axis=1),
+            mask = np.ones(actions.shape[1], dtype=bool)
+            mask[me] = False
+            return PlayerHistory(
+                _ro(actions[:, me]),
+                _ro(payoffs[:, me]),
+                _ro(actions[:, mask]),
+                _ro(payoffs[:, mask]),
             )
-        answer = self.player(state, past)
-        if isinstance(answer, Action):
-            return answer.value
-        return answer if isinstance(answer, str) else str(answer)
+        if t == 0:
+            return PlayerHistory(_EMPTY_B, _EMPTY_F, _EMPTY_I)
+        my = np.array(history.my_actions, dtype=np.bool_)
+        return PlayerHistory(
+            _ro(my),
+            _ro(np.array(history.my_payoffs, dtype=np.float64)),
+            _ro(np.asarray(history.opponent_cooperators, dtype=np.int_).copy()),
+        )
+
+    def _call(self, history: OurHistory) -> Any:
+        past = self._history(history)
+        if self.fmt == "paper":
+            t = history.round_number
+            state = CommonPoolState(t, float(history.stock)) if self._stock else GameState(t)
+            return self.player(state, past)
+        if self._stock:
+            return self.player(past, float(history.stock))
+        return self.player(past)
+
+    def act(self, history: OurHistory) -> str:
+        try:
+            if self.swap_random:
+                answer = self._swapped(self._call, history)
+            else:
+                answer = self._call(history)
+            if not isinstance(answer, Action):
+                raise TypeError(f"Strategy returned {type(answer).__name__} instead of Action")
+        except Exception:
+            self.errors += 1
+            if self.errors > MAX_ERRORS:
+                raise
+            return self.fallback
+        return "C" if answer is Action.C else "D"
 
 
 def adapt(cls: type) -> type[Strategy]:
     """A :class:`Strategy` subclass that plays published class ``cls``."""
+    attitude = attitude_of(cls.__name__)
     return type(
         f"Published_{cls.__name__}",
         (PublishedStrategy,),
-        {"inner": cls, "name": cls.__name__, "__module__": __name__},
+        {
+            "inner": cls,
+            "name": cls.__name__,
+            "fmt": call_format(cls),
+            "fallback": "C" if attitude == "collective" else "D",
+            "swap_random": _uses_random(cls),
+            "__module__": __name__,
+        },
     )
+
+
+def _python_descriptions(path: Path) -> dict[str, str]:
+    """``description_<X>_<i> = '''...'''`` assignments (read, never run) -> ``{Strategy_<X>_<i>: text}``."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable descriptions file: {exc}") from None
+    out = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            name = node.targets[0].id
+            if name.startswith("description_"):
+                out["Strategy_" + name[len("description_") :]] = node.value.value.strip()
+    return out
 
 
 def read_descriptions(code: Path) -> dict[str, str]:
     """Descriptions beside a published file, by class name (empty if there is no such file)."""
+    py = code.with_name(f"{code.stem}_descriptions.py")
+    if py.is_file() and not code.stem.endswith("_descriptions"):
+        return _python_descriptions(py)
     for candidate in (
         code.with_name(f"{code.stem}.descriptions.json"),
         code.with_name(f"{code.stem}_descriptions.json"),
