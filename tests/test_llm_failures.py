@@ -133,7 +133,7 @@ def test_a_run_of_fallbacks_stops(tmp_path):
     assert out.returncode == 3, out.stderr
     line = stopped_line(out.stderr)
     # a self-hosted server: the self-hosted default limit
-    assert "decisions fell back to the rule" in line and "max_fallback_rate 0.25" in line
+    assert "decisions fell back to the rule" in line and "max_fallback_rate 0.5" in line
     decisions = pd.read_parquet(run_dir / "llm_decisions.parquet")
     assert decisions.fell_back.all() and len(decisions) >= 10
 

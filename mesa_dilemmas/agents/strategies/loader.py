@@ -267,6 +267,8 @@ def _import_classes(file: Path, problems: list[str] | None) -> list[type[Strateg
 def _entry_from_class(
     cls: type[Strategy], set_meta: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
 ) -> StrategyEntry:
+    from mesa_dilemmas.agents.strategies.published import attitude_of
+
     o = dict(overrides or {})
     doc = inspect.getdoc(cls) or ""
     return StrategyEntry(
