@@ -172,11 +172,24 @@ def play_rate(tab: Any, seconds: float) -> tuple[float, int, float]:
         draws += int(tab.evaluate(DRAWS)) - start_draws
         elapsed += time.perf_counter() - start
         if not finished and not tab.evaluate(FINISHED):
-            with contextlib.suppress(PlaywrightTimeout):  # the game may end in between
-                tab.get_by_role("button", name="❚❚").click(timeout=5000)
-            tab.wait_for_function(PAUSED_OR_FINISHED)
+            pause(tab)
     charts = max(1, int(tab.evaluate(CHARTS)))
     return played / elapsed, played, draws / charts / elapsed
+
+
+def pause(tab: Any, attempts: int = 12) -> None:
+    """Click ❚❚ until the page says paused (▶ is back) or the game is over.  On a busy machine
+    a click can land while Mesa's Play loop re-renders the button and be swallowed; each
+    attempt waits up to 10 s for the page to react, and the whole is bounded."""
+    for _ in range(attempts):
+        if tab.evaluate(PAUSED_OR_FINISHED):
+            return
+        with contextlib.suppress(PlaywrightTimeout):  # the game may end in between
+            tab.get_by_role("button", name="❚❚").click(timeout=5000)
+        with contextlib.suppress(PlaywrightTimeout):
+            tab.wait_for_function(PAUSED_OR_FINISHED, timeout=10_000)
+            return
+    raise RuntimeError(f"the page did not pause after {attempts} clicks on ❚❚")
 
 
 def bench_page(browser: Any, url: str, path: str, steps: int, seconds: float) -> dict[str, Any]:
@@ -231,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     results = []
+    load = os.getloadavg()
+    print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+          f"on {os.cpu_count()} cores", file=sys.stderr)  # fmt: skip
     for mode in args.modes.split(","):
         print(f"-- charts drawn: {mode}", file=sys.stderr)
         proc, url = start_in_background(env=MODES[mode])
@@ -244,7 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+    after = os.getloadavg()
+    for row in results:
+        row["load_before_1min"], row["load_after_1min"] = round(load[0], 2), round(after[0], 2)
     print(json.dumps(results, indent=2))
+    print(f"machine load after (1, 5, 15 min): {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}",
+          file=sys.stderr)  # fmt: skip
     by = {(r["charts"], r["page"]): r for r in results}
     if all(m in args.modes.split(",") for m in MODES):
         print("\nin place / full embed:", file=sys.stderr)

@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.reproduction",
     "mesa_dilemmas.scenarios.strategy_writing",  # `strategies generate`
     "mesa_dilemmas.scenarios.size",  # `estimate`: an LLM scenario's calls, tokens and dollars
+    "mesa_dilemmas.scenarios.sensitivity",  # `sensitivity`: Sobol / Morris indices of a run metric
+    "mesa_dilemmas.scenarios.calibrate",  # `calibrate`: optuna search against target statistics
 )
 
 
@@ -253,7 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("figures", help="render a finished run's figures (PNG, SVG or PDF)")
-    p.add_argument("run_dir")
+    p.add_argument(
+        "run_dir",
+        help="a finished run directory (what `mesa-dilemmas run` wrote, e.g. runs/<scenario>-<time>);"
+        " its figures are written into it",
+    )
     add_format_argument(p)
     p.set_defaults(func=cmd_figures)
 

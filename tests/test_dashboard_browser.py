@@ -149,6 +149,15 @@ def test_binary_game_pages_step_and_show_cooperation_and_payoffs(tab, game: str)
 
 def test_public_goods_play_pause_and_a_new_population(tab) -> None:
     open_game(tab, "public_goods")
+    # a pause between rounds (none by default): Mesa's Play loop then sleeps between ticks, and
+    # a ❚❚ pressed during that sleep leaves it one stale tick to refuse
+    box = tab.locator("[data-param='play_interval'] input[data-value-box]")
+    box.fill("300")
+    box.press("Enter")
+    tab.wait_for_function(
+        "() => document.querySelector(\"[data-param='play_interval'] [role=slider]\")"
+        ".getAttribute('aria-valuenow') === '300'"
+    )
     tab.get_by_role("button", name="▶").click()
     tab.wait_for_function("+document.querySelector('[data-status]').dataset.round >= 3")
     # pause right after a round lands: Mesa's Play loop is then asleep until its next tick

@@ -506,6 +506,24 @@ def test_the_runs_data_exports_as_csv_and_parquet(path: str) -> None:
     )
 
 
+@pytest.mark.parametrize("path", ["fishery", "public_goods", "common_pool", "port_of_mars"])
+def test_the_exported_rows_are_numbered_by_the_round_they_record(path: str) -> None:
+    """Issue 28: the binary games collect after each round only, so their rows are rounds
+    1..n (they were numbered 0..n-1); the fishery collects round 0 too (rows 0..n)."""
+    import io
+
+    import pandas as pd
+
+    from mesa_dilemmas.viz.dashboard.components import export_bytes
+
+    m = model_for(PAGE_BY_PATH[path])
+    for _ in range(4):
+        m.step()
+    csv = pd.read_csv(io.BytesIO(export_bytes(m, "csv")), index_col=0)
+    assert csv.index[-1] == m.round == 4
+    assert list(csv.index) == list(range(csv.index[0], 5)) and csv.index[0] in (0, 1)
+
+
 # -- front-end assets and the command line -------------------------------------------
 
 

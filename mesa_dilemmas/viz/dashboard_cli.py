@@ -39,6 +39,18 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on ``host:port`` now (checked before the address is
+    printed, so a port in use is an error, not a "serving at" followed by a failure)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def port_number(text: str) -> int:
     """A TCP port for ``--port``: 0 (any free port) to 65535."""
     try:
@@ -126,6 +138,11 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     if not args.no_assets:
         ensure_assets()
     port = args.port or free_port(args.host)
+    if args.port and not port_free(args.host, port):
+        raise ConfigError(
+            f"port {port} on {args.host} is in use (another dashboard?): "
+            "pick another with --port, or --port 0 for any free one"
+        )
     cmd = [
         sys.executable, "-m", "solara", "run", APP_MODULE, "--host", args.host, "--port", str(port),
         "--production", "--no-open", "--no-check-version",

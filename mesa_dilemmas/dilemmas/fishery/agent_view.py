@@ -73,7 +73,7 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
             "tooltip": tooltip(rows),
         },
     }  # fmt: skip
-    labels = {"data": data, "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#888888"},
+    labels = {"data": data, "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#666666"},
               "encoding": {**XY, "text": {"field": "villager"}}}  # fmt: skip
     lake = centre(
         stock / capacity if capacity else 0.0, f"lake {stock:.0f} / {capacity:.0f}", "#2b7bba", 9000

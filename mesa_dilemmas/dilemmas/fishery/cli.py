@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,44 @@ def run(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run_dir)
     scenario, runs, steps = load_run(run_dir)
+    if not has_llm_villagers(scenario.params, runs):
+        print(
+            f"error: {run_dir} has no LLM villagers (llm_agents = 0 and no llm group in "
+            "players): `analyse norms` compares LLM societies; run a scenario with LLM "
+            "villagers, e.g. fishery/llm_societies",
+            file=sys.stderr,
+        )
+        return 2
     analysis = analyse(runs, steps, scenario.params, every=args.every)
     paths = write(analysis, Path(args.out) if args.out else run_dir / "analysis")
     print((paths[0]).read_text())
     for path in paths:
         print(path)
     return 0
+
+
+def has_llm_villagers(params: dict[str, Any], runs: Any) -> bool:
+    """Whether any run of the scenario seats an LLM villager (``llm_agents`` > 0, or an
+    ``llm`` group in ``players``), from the scenario's parameters and each run's own."""
+    from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
+
+    keys = ("llm_agents", "players", "llm")
+    rows = runs.to_dict("records") if runs is not None and len(runs) else [{}]
+    for row in rows:
+        merged = {**params, **{k: row[k] for k in keys if k in row and _given(row[k])}}
+        try:
+            population = FisheryModel.population_from_params(merged)
+        except (ValueError, TypeError):
+            return True  # not ours to judge: let the analysis say what it finds
+        if any(group.llm for group in population.groups):
+            return True
+    return False
+
+
+def _given(value: Any) -> bool:
+    try:
+        import pandas as pd
+
+        return not bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return True

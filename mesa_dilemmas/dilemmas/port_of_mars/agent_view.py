@@ -55,7 +55,7 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
     is_leader = "datum.leader"
     marks = {
         "data": data,
-        "mark": {"type": "point", "filled": True, "size": 800},
+        "mark": {"type": "point", "filled": True, "size": 800, "opacity": 1},
         "encoding": {
             **XY,
             "shape": {"condition": {"test": is_leader, "value": "diamond"}, "value": "circle"},
@@ -70,9 +70,11 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
         return {"data": data, "mark": {"type": "text", "dy": dy, "fontSize": 9, **mark},
                 "encoding": {**XY, "text": {"field": field}}}  # fmt: skip
 
+    # the role's name above its seat's disc (a long name drawn on the disc ran over its edge,
+    # unreadable in the dark theme)
     layers = [*centre(health / 100.0, f"port health {health:.0f}", "#b5651d", 8000), marks,
-              text("role", 0, fontSize=10, fontWeight="bold"), text("label", 24),
-              text("holdings", 35, color="#888888")]  # fmt: skip
+              text("role", -22, fontSize=10, fontWeight="bold"), text("label", 24),
+              text("holdings", 35, color="#666666")]  # fmt: skip
     layers += arrow_layers(trades, "#1f77b4", ["trade", "kind"])
     spec = ring_spec(
         "The port and its five seats",

@@ -46,6 +46,7 @@ from mesa_dilemmas.viz.dashboard.runtime import (
     coerce_seed,
     play_tick,
 )
+from mesa_dilemmas.viz.dashboard.theme import ThemeToggle
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ def CompareScreen(compare: ComparePage) -> None:
     navigation()
     with solara.AppBar():
         solara.AppBarTitle(f"Compare two settings: {page.title}")
-        solara.lab.ThemeToggle()
+        ThemeToggle()
     with solara.Sidebar(), solara.Column(classes=["mdd-sidebar"]):
         with solara.Card("Run both", margin=0):
             RunControls(model, params)

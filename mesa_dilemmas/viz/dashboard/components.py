@@ -319,6 +319,11 @@ def run_table(model: DashboardModel) -> Any:
     if collector is None or model.busy:
         return None
     frame = collector.get_model_vars_dataframe().copy()
+    played = int(model.round)
+    if len(frame) == played:  # collected after each round only: its rows are rounds 1..n
+        frame.index = range(1, played + 1)
+    elif len(frame) == played + 1:  # collected at the start too: rounds 0..n
+        frame.index = range(played + 1)
     frame.index.name = model.page.unit if model.page.unit not in frame.columns else "row"
     frame.insert(0, "seed", model.seed)
     return frame
@@ -388,8 +393,9 @@ def navigation() -> None:
             solara.lab.Tab(route.label or route.path)
 
 
-#: the pause between rounds while ▶ plays, at first (the sidebar's slider changes it)
-PLAY_INTERVAL_MS = 300
+#: the pause between rounds while ▶ plays, at first (the sidebar's slider changes it): none,
+#: the next round starts once the page has drawn the last one
+PLAY_INTERVAL_MS = 0
 
 
 def play_interval_spec() -> dict[str, Any]:

@@ -23,6 +23,7 @@ from mesa_dilemmas.viz.dashboard.components import (
 from mesa_dilemmas.viz.dashboard.inputs import ParameterInputs
 from mesa_dilemmas.viz.dashboard.llm_panel import LLMPanel
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
+from mesa_dilemmas.viz.dashboard.theme import ThemeToggle
 
 
 @solara.component
@@ -50,7 +51,7 @@ def GameScreen(page: GamePage) -> None:
     navigation()
     with solara.AppBar():
         solara.AppBarTitle(page.title)
-        solara.lab.ThemeToggle()
+        ThemeToggle()
     with solara.Sidebar(), solara.Column(classes=["mdd-sidebar"]):
         with solara.Card("Run", margin=0):
             RunControls(model, params)

@@ -43,6 +43,40 @@ TEMPLATE = (
   <div><div ref="plotElement" class="mdd-vega"></div></div>
 </template>
 <script>
+// dark theme: a text mark drawn in a fixed dark colour (or in none: Vega's dark theme leaves
+// text marks black) is drawn light instead, hue kept where it has one; so the agent views'
+// labels (the lake's stock, the villagers' numbers, the seats' points and holdings) read on the
+// dark card; a text mark with its own ``fill`` sits on a mark of its own and is left as it is
+function luminance(hex) {
+  const m = /^#?([0-9a-f]{6})$/i.exec(String(hex || "").trim());
+  if (!m) return null;
+  const c = [0, 2, 4].map((i) => parseInt(m[1].slice(i, i + 2), 16) / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4)));
+  return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+}
+function lightText(hex) {
+  const m = /^#?([0-9a-f]{6})$/i.exec(String(hex || "").trim());
+  if (!m) return "#e6e6e6";
+  // the same hue, mixed 75 % toward white
+  const c = [0, 2, 4].map((i) => parseInt(m[1].slice(i, i + 2), 16));
+  return "#" + c.map((v) => Math.round(v + (255 - v) * 0.75).toString(16).padStart(2, "0")).join("");
+}
+function lighten(node) {
+  if (!node || typeof node !== "object") return;
+  const mark = node.mark;
+  if (mark && (mark === "text" || mark.type === "text")) {
+    const spec = typeof mark === "string" ? { type: "text" } : mark;
+    const enc = node.encoding || {};
+    // a text mark with its own ``fill`` is drawn on a mark of its own (a seat's disc): kept
+    if (!enc.color && !enc.fill && spec.fill === undefined) {
+      const given = spec.color;
+      const lum = luminance(given);
+      if (given === undefined || (lum !== null && lum < 0.4)) spec.color = lightText(given);
+    }
+    node.mark = spec;
+  }
+  for (const part of ["layer", "concat", "hconcat", "vconcat"]) (node[part] || []).forEach(lighten);
+}
 module.exports = {
   mounted() { this.draw(); },
   destroyed() {
@@ -66,7 +100,7 @@ module.exports = {
       const spec = JSON.parse(JSON.stringify(this.spec));
       const meta = spec.usermeta || {};
       // dark: Vega's own dark theme (light text, axes, grid) on the card's background
-      if (this.dark) spec.background = "transparent";
+      if (this.dark) { spec.background = "transparent"; lighten(spec); }
       const token = meta.token === undefined ? "" : String(meta.token);
       // every inline table (the spec's own, each layer's) becomes a named dataset, so that
       // a later spec that differs only in those rows can be drawn by replacing them
