@@ -38,9 +38,11 @@ def test_published_strategies_play_and_global_random_is_seeded() -> None:
     b = play_batch(game, lineups, np.arange(50), keep_history=True)
     assert a.flags == [] and a.store is not None and b.store is not None
     np.testing.assert_array_equal(a.store.actions, b.store.actions)
-    assert a.used_rng is not None and a.used_rng.all()  # global random use is detected
-    # the last round: Strategy_COLLECTIVE_2 keeps its endowment, as its code says
+    # global random use is detected per seat: only Strategy_COLLECTIVE_2 draws
     seats = np.array([[e.name == "Strategy_COLLECTIVE_2" for e in lu] for lu in lineups])
+    assert a.used_rng is not None
+    np.testing.assert_array_equal(a.used_rng, seats)
+    # the last round: Strategy_COLLECTIVE_2 keeps its endowment, as its code says
     assert not a.store.actions[:, :, -1][seats].any()
 
 

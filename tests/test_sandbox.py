@@ -176,7 +176,7 @@ def test_escape_corpus_is_contained_in_a_batch(tmp_path: Path, fast_limits, monk
     reasons = {}
     for f in result.flags:
         reasons.setdefault(f.strategy, f.reason)
-    assert sorted(reasons) == sorted(e.name for e in escape), "every one is flagged"
+    assert sorted(reasons) == sorted(e.name for e in escape if e.name != "Control")
     text = " ".join(reasons.values())
     assert "LEAK" not in text and key[:10] not in text and key.encode().hex()[:16] not in text
     assert sorted(p.name for p in marker_dir.iterdir()) == ["run_pid", "victim.txt"]

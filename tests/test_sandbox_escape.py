@@ -44,7 +44,12 @@ EXE = str(Path(sys.executable).with_name("mesa-dilemmas"))
 LAUNCHER = "sandbox/launch.py"
 #: a fake key in the usual format (the run's environment holds it as OPENAI_API_KEY)
 KEY = "sk-test-Zq7Lw2Nx9Vb4Kd6Hs1Jt8Pm3Rc5Yf0GaUe"
-ESCAPES = re.findall(r"^class (\w+)\(Strategy\)", (CORPUS / "escape.py").read_text(), re.M)
+#: the corpus's escapers (Control, which behaves, is left out)
+ESCAPES = [
+    name
+    for name in re.findall(r"^class (\w+)\(Strategy\)", (CORPUS / "escape.py").read_text(), re.M)
+    if name != "Control"
+]
 
 
 def key_forms() -> dict[str, str]:
@@ -85,9 +90,9 @@ def _launchers(run_pid: int) -> list[int]:
             state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state != "Z" and len(argv) > 8 and argv[4].endswith(LAUNCHER.encode()):
-            if argv[8] == str(run_pid).encode():
-                out.append(int(d.name))
+        ours = len(argv) > 8 and argv[4].endswith(LAUNCHER.encode())
+        if state != "Z" and ours and argv[8] == str(run_pid).encode():
+            out.append(int(d.name))
     return out
 
 
@@ -166,7 +171,7 @@ def test_self_play_contains_the_escape_corpus(escape, tmp_path: Path) -> None:
 def test_reference_mix_contains_the_escape_corpus(escape, tmp_path: Path) -> None:
     path, markers = escape
     out = tmp_path / "rm"
-    specs = [f"{path}:{name}" for name in ESCAPES] + ["all_c"]
+    specs = [f"{path}:{name}" for name in [*ESCAPES, "Control"]] + ["all_c"]
     result, pid = run_cli(["run", "public_goods/reference_mix", "--no-progress", "--out", str(out),
                            "--set", "replications=1", "--set", "max_steps=3",
                            "--set", "params.rounds=3", "--set", f"grid.n_players=[{len(specs)}]",
@@ -174,7 +179,9 @@ def test_reference_mix_contains_the_escape_corpus(escape, tmp_path: Path) -> Non
                           markers, tmp_path)  # fmt: skip
     assert_contained(result, pid, markers, out)
     runs = pd.read_parquet(out / "runs.parquet")
-    assert int(runs["flagged_strategies"].iloc[0]) == len(ESCAPES)
+    # every escaper failed every round and so played the default D; Control and all_c cooperated
+    # (the Mesa model's flag counts are not among the run's columns)
+    assert runs["cooperation_rate"].iloc[0] == pytest.approx(2 / len(specs))
 
 
 def test_cultural_evolution_contains_the_escape_corpus(escape, tmp_path: Path) -> None:
@@ -191,7 +198,7 @@ def test_cultural_evolution_contains_the_escape_corpus(escape, tmp_path: Path) -
     assert flagged and set(flagged) <= set(ESCAPES)
 
 
-BUSY = '''
+BUSY = """
 from mesa_dilemmas.agents.strategies import Strategy
 
 
@@ -201,7 +208,7 @@ class Busy(Strategy):
         for i in range(300_000):
             total += i
         return "C"
-'''
+"""
 
 
 def test_killing_a_run_ends_its_workers(tmp_path: Path) -> None:
@@ -226,7 +233,7 @@ def test_killing_a_run_ends_its_workers(tmp_path: Path) -> None:
             proc.kill()
 
 
-LOADS_SLOWLY = '''
+LOADS_SLOWLY = """
 import time
 
 from mesa_dilemmas.agents.strategies import Strategy
@@ -237,9 +244,9 @@ time.sleep(1.5)  # a slow disk, a loaded machine: wall-clock time, not CPU time
 class Fine(Strategy):
     def act(self, history):
         return "C"
-'''
+"""
 
-SPINS_WHEN_LOADED = '''
+SPINS_WHEN_LOADED = """
 from mesa_dilemmas.agents.strategies import Strategy
 
 while True:
@@ -249,7 +256,7 @@ while True:
 class Never(Strategy):
     def act(self, history):
         return "C"
-'''
+"""
 
 
 @pytest.fixture
@@ -284,7 +291,18 @@ def test_workers_report_their_layers() -> None:
             assert layer in applied, layer
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")
+def _nobody_can_run_python() -> bool:
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return False
+    probe = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+             "-c", "import numpy, mesa_dilemmas"]  # fmt: skip
+    return subprocess.run(probe, capture_output=True, cwd="/").returncode == 0
+
+
+@pytest.mark.skipif(
+    not _nobody_can_run_python(),
+    reason="needs root, setpriv, and an interpreter user nobody can read (pyenv's under /root is not)",
+)
 def test_works_as_non_root() -> None:
     """As an unprivileged user (nobody) the same layers apply, through a user namespace."""
     script = (
@@ -329,4 +347,39 @@ def test_redaction_hides_prefixes_and_base64(monkeypatch) -> None:
     assert redact.redact("nothing secret here, sk-test") == "nothing secret here, sk-test"
     frame = pd.DataFrame({"answer": [f"C {KEY}", "D"], "n": [1, 2]})
     assert KEY not in redact.redact_frame(frame).to_csv()
-    assert redact.redact_value({"a": [KEY, {"b": KEY[:12]}]}) == {"a": ["[redacted]", {"b": "[redacted]"}]}
+    assert redact.redact_value({"a": [KEY, {"b": KEY[:12]}]}) == {
+        "a": ["[redacted]", {"b": "[redacted]"}]
+    }
+
+
+NO_NAMESPACES = (
+    "import errno, sys\n"
+    "import pyseccomp as sc\n"
+    "f = sc.SyscallFilter(sc.ALLOW)\n"
+    "f.add_rule(sc.ERRNO(errno.EPERM), 'unshare')\n"
+    "f.load()  # like a machine whose user namespaces are disabled (and unshare refused)\n"
+    "from mesa_dilemmas.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def test_without_namespaces_the_gap_is_reported_once_and_the_rest_holds(
+    escape, tmp_path: Path
+) -> None:
+    """Where the machine refuses namespaces, the run says so once on stderr, and Landlock plus
+    the seccomp allowlist still contain the corpus (the run's pid is visible to it then)."""
+    path, markers = escape
+    out = tmp_path / "an"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", NO_NAMESPACES, "analyse", "strategies", str(path),
+         "--rollouts", "2", "--no-references", "--no-progress", "--out", str(out)],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    (markers / "run_pid").write_text(str(proc.pid))
+    stdout, stderr = proc.communicate(timeout=900)
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    lines = [line for line in stderr.splitlines() if "strategy workers run without" in line]
+    assert len(lines) == 1 and "namespaces (" in lines[0], stderr[-2000:]
+    assert_contained(result, proc.pid, markers, out)
+    offenders = json.loads((out / "summary.json").read_text())["offenders"]["escape"]
+    assert sorted(offenders) == sorted(ESCAPES)

@@ -122,3 +122,27 @@ def test_mesa_model_reports_sandbox_flags(mixed: Path) -> None:
     metrics = model.final_metrics()
     assert metrics["flagged_strategies"] == 1 and "boom" in metrics["flag_reasons"]
     assert {f.strategy for f in model.sandbox_flags} == {"LateCrash"}
+
+
+def test_check_api_contains_the_escape_corpus(tmp_path: Path, monkeypatch) -> None:
+    """Issue 26's escape corpus through the check API (the screen behind exclude_flagged),
+    aimed at this process: every escaper is found, nothing is written, nothing leaks."""
+    import os
+
+    key = "sk-test-Zq7Lw2Nx9Vb4Kd6Hs1Jt8Pm3Rc5Yf0GaUe"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (markers / "victim.txt").write_text("original")
+    (markers / "run_pid").write_text(str(os.getpid()))
+    code = (Path(__file__).parent / "strategy_corpus" / "escape.py").read_text()
+    (tmp_path / "escape.py").write_text(
+        code.replace("@MARKER_DIR@", str(markers)).replace("@KEY@", key)
+    )
+    s = load_strategy_set(tmp_path / "escape.py")
+    found = screen_entries(list(s), "public_goods", sizes=(4,), rounds=3, matches=1)
+    assert sorted(s[i].name for i in found) == sorted(e.name for e in s if e.name != "Control")
+    text = " ".join(found.values())
+    assert "LEAK" not in text and key[:10] not in text and key.encode().hex()[:16] not in text
+    assert sorted(p.name for p in markers.iterdir()) == ["run_pid", "victim.txt"]
+    assert (markers / "victim.txt").read_text() == "original"

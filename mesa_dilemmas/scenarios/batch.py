@@ -1,5 +1,9 @@
 """The default experiment: Mesa's ``batch_run`` over ``[grid]`` x replications.
 
+The models run through the game's vectorised engine where it has one and every grid cell
+is one it supports (``[execution] engine = "auto"``, the default; ``"mesa"`` or ``"vector"``
+force one); ``summary.json`` and ``manifest.json`` name the engine and why.
+
 Replication i of every grid cell uses the same seed (common random numbers): the
 conditions of a comparison start from identical populations, so a difference
 between cells is the effect of the parameter, not of the draw.  Seeds are
@@ -25,6 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.batch_chunks import (
+    MAX_RUNS_PER_CHUNK,
+    MAX_VECTOR_RUNS_PER_CHUNK,
+    choose_engine,
     chunk_path,
     chunk_ranges,
     is_saved,
@@ -65,15 +72,17 @@ class BatchExperiment:
         parameters.update(scenario.grid)
         n_cells = int(np.prod([len(v) for v in parameters.values()]))
         settings = execution.current()
+        engine, why = choose_engine(model_cls, parameters, n_cells, settings.engine)
         workers = (settings.backend != "local" and settings.workers) or ctx.processes
-        ranges = chunk_ranges(len(seeds) * n_cells, n_cells, workers=workers,
+        max_runs = MAX_VECTOR_RUNS_PER_CHUNK if engine == "vector" else MAX_RUNS_PER_CHUNK
+        ranges = chunk_ranges(len(seeds) * n_cells, n_cells, workers=workers, max_runs=max_runs,
                               replications_per_chunk=options.replications_per_chunk)  # fmt: skip
         partial_dir = ctx.out_dir / "partial"
         partial_dir.mkdir(exist_ok=True)
         paths = [chunk_path(partial_dir, i) for i in range(len(ranges))]
         todo = [
             make_chunk(i, runs, game=scenario.game, parameters=parameters, n_cells=n_cells,
-                       seeds=seeds, max_steps=scenario.max_steps)
+                       seeds=seeds, max_steps=scenario.max_steps, engine=engine)
             for i, runs in enumerate(ranges)
             if not (ctx.resume and is_saved(paths[i], runs))
         ]  # fmt: skip
@@ -100,6 +109,7 @@ class BatchExperiment:
             group_by=list(scenario.grid),
             seeds=seeds,
             streamed=tables.written,
+            summary={"engine": {"name": engine, "reason": why}},
         )
 
 

@@ -10,14 +10,21 @@ appending one chunk after the other (:mod:`mesa_dilemmas.scenarios.stream_tables
 
 Each finished chunk is saved as ``partial/chunk_NNNNN.parquet`` (its raw ``batch_run`` rows);
 ``--resume`` keeps a saved chunk only when it is readable and holds exactly its chunk's runs.
+
+A game may bring a vectorised engine: a module ``vector`` beside its model module with
+``unsupported(kwargs) -> reason | None`` and ``run_vector([(run_id, iteration, kwargs)],
+max_steps)`` returning ``batch_run``'s rows as columns (one dict per group of runs it advances
+together).  A chunk with ``engine = "vector"`` runs all its runs through it at once.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
@@ -29,22 +36,29 @@ from mesa_dilemmas.files import to_parquet_atomic
 #: at most this many runs in one chunk when the scenario does not say (a chunk's rows are what
 #: the driver holds at a time, and the unit a resumed run does not repeat)
 MAX_RUNS_PER_CHUNK = 50
+#: the same for a game's vectorised engine (its runs advance together: bigger chunks are faster)
+MAX_VECTOR_RUNS_PER_CHUNK = 1000
 #: automatic chunks per worker (several, so a worker that finishes early finds more work)
 CHUNKS_PER_WORKER = 4
 
 
 def chunk_ranges(
-    n_runs: int, n_cells: int, *, replications_per_chunk: int, workers: int
+    n_runs: int,
+    n_cells: int,
+    *,
+    replications_per_chunk: int,
+    workers: int,
+    max_runs: int = MAX_RUNS_PER_CHUNK,
 ) -> list[range]:
     """The run numbers of each chunk, in order, together covering ``range(n_runs)``.
 
     ``replications_per_chunk`` (when > 0): that many replications of every cell per chunk.
     Otherwise chunks of equal size (±1 run): at least ``CHUNKS_PER_WORKER`` per worker, and
-    at most ``MAX_RUNS_PER_CHUNK`` runs each."""
+    at most ``max_runs`` runs each."""
     if replications_per_chunk > 0:
         size = replications_per_chunk * n_cells
         return [range(s, min(s + size, n_runs)) for s in range(0, n_runs, size)]
-    count = max(CHUNKS_PER_WORKER * workers, -(-n_runs // MAX_RUNS_PER_CHUNK))
+    count = max(CHUNKS_PER_WORKER * workers, -(-n_runs // max_runs))
     count = max(1, min(count, n_runs))
     bounds = [n_runs * i // count for i in range(count + 1)]
     return [range(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
@@ -75,6 +89,8 @@ class BatchChunk:
     #: the seeds of replications ``start // n_cells`` .. ``(stop - 1) // n_cells``
     seeds: list[int]
     max_steps: int
+    #: "mesa" (``batch_run``, run by run) or "vector" (the game's vectorised engine)
+    engine: str = "mesa"
 
     @property
     def runs(self) -> range:
@@ -95,10 +111,49 @@ def make_chunk(
     n_cells: int,
     seeds: list[int],
     max_steps: int,
+    engine: str = "mesa",
 ) -> BatchChunk:
     first, last = runs.start // n_cells, (runs.stop - 1) // n_cells
     return BatchChunk(index, game, parameters, n_cells, runs.start, runs.stop,
-                      seeds[first : last + 1], max_steps)  # fmt: skip
+                      seeds[first : last + 1], max_steps, engine)  # fmt: skip
+
+
+def vector_engine(model_cls: type) -> ModuleType | None:
+    """The game's vectorised engine (the module ``vector`` beside its model), if it has one."""
+    package = model_cls.__module__.rpartition(".")[0]
+    if not package:
+        return None
+    try:
+        module = importlib.import_module(f"{package}.vector")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}.vector":
+            raise
+        return None
+    if not (hasattr(module, "run_vector") and hasattr(module, "unsupported")):
+        return None
+    return module
+
+
+def choose_engine(
+    model_cls: type, parameters: dict[str, list[Any]], n_cells: int, wanted: str = "auto"
+) -> tuple[str, str]:
+    """("vector" | "mesa", why) for a sweep: the vectorised engine when the game has one and
+    every grid cell is one it supports (and ``wanted`` is not "mesa"); ``wanted = "vector"``
+    where it does not apply is an error (one line)."""
+    if wanted == "mesa":
+        return "mesa", "engine = 'mesa' was asked for"
+    module = vector_engine(model_cls)
+    reason = None if module else "the game has no vectorised engine"
+    if module is not None:
+        for cell in range(n_cells):
+            reason = module.unsupported(cell_kwargs(parameters, cell))
+            if reason:
+                break
+    if reason is None:
+        return "vector", "every grid cell is one the game's vectorised engine supports"
+    if wanted == "vector":
+        raise ValueError(f"execution.engine: 'vector' does not apply here: {reason}")
+    return "mesa", reason
 
 
 def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
@@ -106,6 +161,8 @@ def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
     numbered (``RunId``, ``iteration``) as in a ``batch_run`` over the whole sweep."""
     model_cls = game_model(chunk.game)
     first = chunk.start // chunk.n_cells
+    if chunk.engine == "vector":
+        return _run_vector_chunk(model_cls, chunk)
     rows: list[dict[str, Any]] = []
     for run_id in chunk.runs:
         replication, cell = divmod(run_id, chunk.n_cells)
@@ -124,6 +181,24 @@ def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
             row["iteration"] = replication
         rows.extend(data)
     return pd.DataFrame(rows)
+
+
+def _run_vector_chunk(model_cls: type, chunk: BatchChunk) -> pd.DataFrame:
+    """The chunk's runs through the game's vectorised engine, in ``batch_run``'s row order
+    (run by run, steps in order) and column order (ids, the model's arguments, reporters)."""
+    module = vector_engine(model_cls)
+    assert module is not None
+    first = chunk.start // chunk.n_cells
+    runs = []
+    for run_id in chunk.runs:
+        replication, cell = divmod(run_id, chunk.n_cells)
+        kwargs = {**cell_kwargs(chunk.parameters, cell), "rng": chunk.seeds[replication - first]}
+        runs.append((run_id, replication, kwargs))
+    frames = [pd.DataFrame(columns) for columns in module.run_vector(runs, chunk.max_steps)]
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if len(frames) > 1:
+        frame = frame.sort_values(["RunId", "Step"], kind="stable", ignore_index=True)
+    return frame
 
 
 def to_plain(value: Any) -> Any:

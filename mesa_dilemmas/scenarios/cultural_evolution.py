@@ -53,6 +53,7 @@ from mesa_dilemmas.scenarios.self_play import (
     memo_summary,
     prepare_sets,
     screen_sets,
+    stop_if_all_failed,
     without,
 )
 
@@ -331,6 +332,9 @@ class CulturalEvolutionExperiment:
             frame.insert(0, "Step", np.arange(1, len(frame) + 1))
             frame.insert(0, "RunId", run_id)
             steps.append(frame)
+        stop_if_all_failed(
+            [without(s, ex) for s, ex in zip(sets, excluded, strict=True)], _merge_flags(outputs)
+        )
         runs = pd.DataFrame(rows)
         table: dict[str, Any] = {}
         for n, grp in runs.groupby("group_size"):

@@ -45,6 +45,9 @@ class ExecutionSettings(BaseModel):
     workers: Annotated[int, Field(ge=1, le=4096, strict=True)] | None = None
     #: retries of a Ray task whose worker died (a task that raises is not retried)
     max_retries: Annotated[int, Field(ge=0, le=100, strict=True)] = 3
+    #: how a batch runs its models: the game's vectorised engine where it applies ("auto"), only
+    #: the Mesa model ("mesa"), or only the vectorised engine (an error where it does not apply)
+    engine: Literal["auto", "mesa", "vector"] = "auto"
 
 
 class TaskFailed(RuntimeError):

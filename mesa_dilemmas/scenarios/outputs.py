@@ -160,6 +160,14 @@ def package_versions() -> dict[str, str]:
 
 
 def write_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
+    """``manifest.json``; an experiment's ``engine`` entry of ``summary.json`` (which engine ran
+    the models, and why) is repeated in it."""
+    summary_path = out_dir / "summary.json"
+    if "engine" not in manifest and summary_path.is_file():
+        with contextlib.suppress(ValueError, OSError):
+            engine = json.loads(summary_path.read_text()).get("engine")
+            if engine is not None:
+                manifest = {**manifest, "engine": engine}
     write_text_atomic(
         out_dir / "manifest.json", json.dumps(manifest, indent=2, default=_jsonable) + "\n"
     )

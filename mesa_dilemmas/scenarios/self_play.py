@@ -20,7 +20,7 @@ do not depend on the number of processes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
+from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_ref
 from mesa_dilemmas.dilemmas.binary.game import DEFAULT_ROUNDS, MAX_PLAYERS, make_game, play_batch
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
@@ -65,7 +65,7 @@ def prepare_sets(
     resolved paths (what worker tasks carry) and the loaded sets (checked against the game)."""
     params = {k: v for k, v in game_params.items() if v is not None}
     _check_game_params(game, rounds, group_sizes, params)
-    paths = tuple(str(resolve_set_path(name)) for name in set_names)
+    paths = tuple(resolve_set_ref(name) for name in set_names)
     sets = [load_strategy_set(p) for p in paths]
     for strategy_set in sets:
         strategy_set.check_game(game)
@@ -103,6 +103,20 @@ def without(strategy_set: StrategySet, names: Sequence[str]) -> StrategySet:
     return StrategySet(
         **{**strategy_set.__dict__, "entries": [e for e in strategy_set if e.name not in drop]}
     )
+
+
+def stop_if_all_failed(sets: Sequence[StrategySet], flagged: Mapping[str, Any]) -> None:
+    """A set every strategy of which misbehaved stops the run (one line), never a plausible table."""
+    for strategy_set in sets:
+        names = {e.name for e in strategy_set}
+        if names and names <= set(flagged):
+            from mesa_dilemmas.scenarios.config import ConfigError
+
+            first = flagged[next(iter(sorted(names)))]
+            raise ConfigError(
+                f"every strategy of set {strategy_set.name!r} failed "
+                f"(first: {first.get('reason')}); no results are written"
+            )
 
 
 def check_sets(sets: Sequence[StrategySet]) -> None:
@@ -318,6 +332,10 @@ class SelfPlayExperiment:
             progress=ctx.progress,
             desc="self-play",
             costs=[t.n * t.samples for t in tasks],
+        )
+        stop_if_all_failed(
+            [without(s, ex) for s, ex in zip(set_list, excluded, strict=True)],
+            _merge_flags(outputs),
         )
         bounds = {
             n: make_game(scenario.game, n, opts.rounds, **params).welfare_bounds()

@@ -167,7 +167,12 @@ class FileHandle(ctypes.Structure):
 def victim_handle():
     handle, mount_id = FileHandle(128, 0), ctypes.c_int()
     syscall(
-        "name_to_handle_at", AT_FDCWD, VICTIM.encode(), ctypes.byref(handle), ctypes.byref(mount_id), 0
+        "name_to_handle_at",
+        AT_FDCWD,
+        VICTIM.encode(),
+        ctypes.byref(handle),
+        ctypes.byref(mount_id),
+        0,
     )
     return handle
 
@@ -354,3 +359,13 @@ class KeyInDescription(Strategy):
 
     def act(self, h):
         return "maybe"
+
+
+# -- the control ---------------------------------------------------------------------------------
+
+
+class Control(Strategy):
+    """Behaves: a run with only escapers would have nothing left to analyse."""
+
+    def act(self, h):
+        return C

@@ -473,6 +473,15 @@ def resolve_set_path(ref: str | Path) -> Path:
     return found.resolve()
 
 
+def resolve_set_ref(ref: str | Path) -> str:
+    """A set reference -> its resolved path, keeping an attitude suffix (``PATH#collective``)."""
+    attitude = None
+    if isinstance(ref, str) and "#" in ref:
+        ref, _, attitude = ref.rpartition("#")
+    path = str(resolve_set_path(ref))
+    return path if attitude is None else f"{path}#{attitude}"
+
+
 def _has_code(path: Path) -> bool:
     """Whether loading the set would execute code from its files."""
     if not path.is_dir():

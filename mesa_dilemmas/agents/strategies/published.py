@@ -8,8 +8,8 @@ Two call formats exist; a file's format is read from what it imports (and, per
 class, from the signature of ``__call__``):
 
 * **paper era** (commit ``896462c``): ``__call__(self, state, history)`` --
-  ``state.round_number`` (rounds completed), ``state.current_stock`` in the
-  Common Pool game (``CommonPoolState``); ``history`` is ``None`` in the first
+  ``state.round_number`` (rounds completed), ``state.current_stock`` in a
+  game with a stock (``CommonPoolState``); ``history`` is ``None`` in the first
   round, else ``my_actions`` (bool, rounds), ``my_payoffs``,
   ``opponent_actions`` (bool, rounds x n-1), ``opponent_payoffs``;
 * **current** (the repository's HEAD): ``__call__(self, history)``, or
@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy
+from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy, _seed_int
 from mesa_dilemmas.agents.strategies.history import PlayerHistory as OurHistory
 
 SHIM = "emergent_llm"
@@ -192,7 +192,7 @@ DESCRIPTIONS: dict[str, type[GameDescriptionBase]] = {
 }
 
 
-class _Attitude(str, enum.Enum):
+class _Attitude(enum.StrEnum):
     COLLECTIVE = "collective"
     PROSOCIAL = "prosocial"
     ALTRUISTIC = "altruistic"
@@ -305,15 +305,31 @@ class PublishedStrategy(Strategy):
     def __init__(self, game: GameDescription) -> None:
         super().__init__(game)
         self._stock = game.published_as == "CommonPoolDescription"
+        self._desc = describe_game(game)
         self.errors = 0
         if self.swap_random:
-            seed = self.rng.getrandbits(64)
-            own = _random.Random(seed)
-            self._py_state = own.getstate()
-            self._np_state = np.random.RandomState(seed % 2**32).get_state()
-            self.player = self._swapped(self.inner, describe_game(game))
+            seed = _seed_int(self._seed)
+            if seed is None:
+                seed = _random.SystemRandom().getrandbits(64)
+            self._py_state = self._py_start = _random.Random(seed).getstate()
+            words = np.random.SeedSequence(seed).generate_state(4)
+            self._np_state = self._np_start = np.random.RandomState(words).get_state()
+            self.player = self._swapped(self.inner, self._desc)
         else:
-            self.player = self.inner(describe_game(game))
+            self.player = self.inner(self._desc)
+
+    @property
+    def used_rng(self) -> bool:
+        """Whether this instance drew on (or reseeded) its global generators or its own."""
+        if super().used_rng:
+            return True
+        if not self.swap_random:
+            return False
+        return (
+            self._py_state != self._py_start
+            or not np.array_equal(self._np_state[1], self._np_start[1])
+            or self._np_state[2:] != self._np_start[2:]
+        )
 
     def _swapped(self, fn: Any, *args: Any) -> Any:
         outer_py, outer_np = _random.getstate(), np.random.get_state()
@@ -350,22 +366,27 @@ class PublishedStrategy(Strategy):
             _ro(np.asarray(history.opponent_cooperators, dtype=np.int_).copy()),
         )
 
+    def _current_stock(self, history: OurHistory) -> Any:
+        # as the authors' engine: the capacity (an int) in round 0, then a numpy float
+        if history.round_number == 0:
+            return self._desc.capacity  # type: ignore[attr-defined]
+        return np.float64(history.stock)
+
     def _call(self, history: OurHistory) -> Any:
         past = self._history(history)
         if self.fmt == "paper":
             t = history.round_number
-            state = CommonPoolState(t, float(history.stock)) if self._stock else GameState(t)
-            return self.player(state, past)
+            if self._stock:
+                return self.player(CommonPoolState(t, self._current_stock(history)), past)
+            return self.player(GameState(t), past)
         if self._stock:
-            return self.player(past, float(history.stock))
+            return self.player(past, self._current_stock(history))
         return self.player(past)
 
     def act(self, history: OurHistory) -> str:
         try:
-            if self.swap_random:
-                answer = self._swapped(self._call, history)
-            else:
-                answer = self._call(history)
+            call = self._call
+            answer = self._swapped(call, history) if self.swap_random else call(history)
             if not isinstance(answer, Action):
                 raise TypeError(f"Strategy returned {type(answer).__name__} instead of Action")
         except Exception:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_path
+from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_ref
 from mesa_dilemmas.dilemmas.binary import behaviour as bh
 from mesa_dilemmas.dilemmas.binary.game import binary_games, default_game, game_title
 
@@ -85,7 +85,7 @@ def analyse(
     """Feature vectors, PCA and set statistics for the named strategy sets."""
     from mesa_dilemmas.scenarios.execution import map_tasks
 
-    paths = [str(resolve_set_path(r)) for r in set_refs]
+    paths = [resolve_set_ref(r) for r in set_refs]
     sets = [load_strategy_set(p) for p in paths]
     names = [s.name for s in sets]
     if len(set(names)) != len(names):

@@ -14,15 +14,16 @@ that it imports the standard library only.  On Linux it
 3. makes every mount private and read-only (``mount_setattr(AT_RECURSIVE,
    MOUNT_ATTR_RDONLY)``) and puts an empty private tmpfs on ``/dev/shm`` (the
    worker's ``TMPDIR``);
-4. forks the namespace's init (pid 1: it only waits, so that the worker's own
-   signals to itself keep their ordinary meaning) and then the worker (pid 2),
-   which mounts a ``/proc`` of its own pid namespace and runs
+4. forks the namespace's init (pid 1), which forks the worker (pid 2: as pid 1
+   its own signals to itself would be ignored) and reaps it (so no zombie holds
+   the namespace open whatever happens to the launcher); the worker mounts a
+   ``/proc`` of its own pid namespace and runs
    :func:`~mesa_dilemmas.agents.strategies.sandbox.worker.main` (that imports
    the engine, then confines itself: capabilities, Landlock, rlimits, seccomp);
 5. tells the run the worker's pid (its CPU clock is the time limits' measure)
-   and what it could not apply, then waits: when the worker ends it ends the
-   init and ends the same way (same exit code or signal); when the run ends it
-   kills both.
+   and what it could not apply, then waits: when the worker ends (the init
+   reports how) it ends the same way (same exit code or signal); when the run
+   ends it kills both.
 
 Elsewhere (macOS) it runs the worker in its own process and says what is missing.
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import select
@@ -141,17 +143,64 @@ def _set_deathsig() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def _init() -> None:
-    """pid 1 of the namespace: reap whatever is handed to it, until killed."""
+def _run_worker(
+    worker_args: list[str], applied: list[str], missing: list[str], go: int, pid_ns: bool
+) -> None:
+    """The worker process: wait for the launcher's word, mount its /proc, serve."""
+    os.read(go, 1)  # the launcher has told the run our pid
+    os.close(go)
+    if pid_ns:
+        try:
+            applied.append(mount_proc())
+        except OSError as exc:
+            missing.append(f"own /proc ({exc})")
+    if f"private empty {PRIVATE_TMP}" in applied:
+        os.environ["TMPDIR"] = PRIVATE_TMP
+    from mesa_dilemmas.agents.strategies.sandbox.worker import main as worker_main
+
+    sys.exit(worker_main(worker_args, applied, missing))
+
+
+def _init(report: int, start_worker) -> None:  # noqa: ANN001
+    """pid 1 of the namespace: start the worker (pid 2), reap it, report how it ended, end.
+
+    Being the worker's parent inside the namespace, it reaps the worker whatever happens
+    to the launcher, so no zombie keeps the namespace (and this process) from ending."""
     _set_deathsig()
-    os.closerange(3, 1 << 16)
+    worker = os.fork()
+    if worker == 0:
+        _set_deathsig()
+        if os.getppid() != 1:  # the init is gone already
+            os._exit(1)
+        os.close(report)
+        start_worker()
+    os.closerange(3, report)  # the init holds nothing but its report
+    os.closerange(report + 1, 1 << 16)
+    os.write(report, b"F")  # the worker exists: the launcher may look for its pid
     while True:
         try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            signal.pause()
+            pid, status = os.waitpid(-1, 0)
         except InterruptedError:
-            pass
+            continue
+        except ChildProcessError:
+            os._exit(1)
+        if pid == worker:
+            os.write(report, struct.pack("<i", status))
+            os._exit(0)
+
+
+def _find_child(parent: int) -> int:
+    """The pid (in this pid namespace) of ``parent``'s only child, from /proc."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                return int(entry)
+    raise OSError(errno.ESRCH, "the worker process was not found")
 
 
 def _mirror(status: int) -> None:
@@ -166,38 +215,48 @@ def _mirror(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _wait(worker: int, init: int | None, run_fd: int | None, run_pid: int) -> None:
-    def kill_all() -> None:
-        for pid in (worker, init):
-            if pid is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-
+def _wait(child: int, worker: int, run_fd: int | None, run_pid: int, report: int | None) -> None:
+    """Wait for ``child`` (the init, or the worker itself); end when it ends or the run does."""
     try:
         worker_fd = os.pidfd_open(worker)
     except (AttributeError, OSError):
         worker_fd = None
+    try:
+        child_fd = os.pidfd_open(child)
+    except (AttributeError, OSError):
+        child_fd = None
+
+    def run_gone() -> None:  # so are its workers
+        with contextlib.suppress(OSError):
+            if worker_fd is not None:
+                signal.pidfd_send_signal(worker_fd, signal.SIGKILL)
+            else:
+                os.kill(worker, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+        os._exit(1)
+
+    # the run's orderly stop of a worker it has no pidfd of (a spare): the same clean-up
+    signal.signal(signal.SIGTERM, lambda *_: run_gone())
     while True:
-        if worker_fd is not None and run_fd is not None:
-            ready = select.select([worker_fd, run_fd], [], [])[0]
-            if run_fd in ready:  # the run is gone: so are its workers
-                kill_all()
-                os._exit(1)
+        if child_fd is not None and run_fd is not None:
+            if run_fd in select.select([child_fd, run_fd], [], [])[0]:
+                run_gone()
         else:
             time.sleep(0.2)
             if os.getppid() != run_pid:
-                kill_all()
-                os._exit(1)
+                run_gone()
         try:
-            pid, status = os.waitpid(worker, 0 if worker_fd is not None else os.WNOHANG)
+            pid, status = os.waitpid(child, 0 if child_fd is not None else os.WNOHANG)
         except InterruptedError:
             continue
-        if pid == worker:
-            if init is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(init, signal.SIGKILL)
-                    os.waitpid(init, 0)
-            _mirror(status)
+        if pid == child:
+            break
+    if report is not None:  # the init: how the worker ended
+        data = os.read(report, 4)
+        status = struct.unpack("<i", data)[0] if len(data) == 4 else status
+    _mirror(status)
 
 
 def main(argv: list[str]) -> None:
@@ -207,11 +266,11 @@ def main(argv: list[str]) -> None:
     applied: list[str] = []
     missing: list[str] = []
     if _libc is None:  # macOS and the rest: the worker runs here, with rlimits only
-        missing += ["namespaces", "Landlock", "seccomp", "death with the run", "CPU clock"]
+        missing += ["namespaces", "Landlock", "seccomp", "death with the run"]
         _send(resp_fd, {"launcher": {"pid": os.getpid(), "applied": [], "missing": missing}})
         from mesa_dilemmas.agents.strategies.sandbox.worker import main as worker_main
 
-        sys.exit(worker_main(worker_args, applied))
+        sys.exit(worker_main(worker_args, applied, missing))
     if deathsig:
         _set_deathsig()
         applied.append("PR_SET_PDEATHSIG")
@@ -228,31 +287,32 @@ def main(argv: list[str]) -> None:
         got, lacking = read_only_view()
         applied += got
         missing += lacking
-    init = None
-    if pid_ns:
-        init = os.fork()
-        if init == 0:
-            _init()
-    launcher = os.getpid()
     go_r, go_w = os.pipe()
-    worker = os.fork()
-    if worker == 0:  # the worker
-        _set_deathsig()
-        os.close(go_w)
-        if os.getppid() != (0 if pid_ns else launcher):  # the launcher is gone already
-            os._exit(1)
-        os.read(go_r, 1)  # wait until the launcher has told the run our pid
-        os.close(go_r)
-        if pid_ns:
-            try:
-                applied.append(mount_proc())
-            except OSError as exc:
-                missing.append(f"own /proc ({exc})")
-        if f"private empty {PRIVATE_TMP}" in applied:
-            os.environ["TMPDIR"] = PRIVATE_TMP
-        from mesa_dilemmas.agents.strategies.sandbox.worker import main as worker_main
 
-        sys.exit(worker_main(worker_args, applied, missing))
+    launcher = os.getpid()
+
+    def start_worker() -> None:
+        os.close(go_w)
+        _run_worker(worker_args, applied, missing, go_r, pid_ns)
+
+    report = None
+    if pid_ns:  # launcher -> init (pid 1) -> worker (pid 2)
+        report, report_w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(report)
+            _init(report_w, start_worker)
+        os.close(report_w)
+        if os.read(report, 1) != b"F":
+            os._exit(1)
+        worker = _find_child(child)
+    else:  # launcher -> worker
+        child = worker = os.fork()
+        if worker == 0:
+            _set_deathsig()
+            if os.getppid() != launcher:  # the launcher is gone already
+                os._exit(1)
+            start_worker()
     os.close(go_r)
     # opened only now: neither the worker nor the init holds a descriptor of the run
     try:
@@ -261,13 +321,13 @@ def main(argv: list[str]) -> None:
         run_fd = None
         missing.append("pidfd of the run (polling its pid instead)")
     if os.getppid() != run_pid:
-        os.kill(worker, signal.SIGKILL)
+        os.kill(child, signal.SIGKILL)
         os._exit(1)
     _send(resp_fd, {"launcher": {"pid": worker, "applied": applied, "missing": missing}})
     os.write(go_w, b"g")
     for fd in (go_w, req_fd, resp_fd, prog_fd):
         os.close(fd)
-    _wait(worker, init, run_fd, run_pid)
+    _wait(child, worker, run_fd, run_pid, report)
 
 
 if __name__ == "__main__":

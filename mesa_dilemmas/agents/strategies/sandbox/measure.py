@@ -4,10 +4,11 @@ Usage (Linux, needs ``strace``: ``apt-get install -y strace``)::
 
     python -m mesa_dilemmas.agents.strategies.sandbox.measure [--keep DIR]
 
-Runs, under ``strace -f``, the paths that run strategy code -- ``analyse
-strategies`` on the published-format and the LLM-style fixture sets, a Public
-Goods self-play and a Common Pool cultural evolution with them -- with the
-seccomp filter in measuring mode (it denies nothing; every other layer is on).
+Runs, under ``strace -ff``, the paths that run strategy code -- ``analyse
+strategies`` on the published-format, LLM-style and benign fixture sets, a
+self-play, a cultural evolution and a reference mix (the Mesa model) with them,
+in the games the published-format fixtures are written for -- with the seccomp
+filter in measuring mode (it denies nothing; every other layer is on).
 For every worker it keeps the calls made *after* its filter was loaded and
 prints each system call's count and, for those the allowlist restricts by
 argument, the arguments seen.  The allowlist is that table minus what is not
@@ -42,36 +43,38 @@ _ARGS = {"openat", "ioctl", "fcntl", "kill", "tgkill", "prlimit64"}
 
 
 def commands(out: Path) -> list[list[str]]:
-    """The runs traced (paths relative to the checkout, which is the runs' working directory)."""
+    """The runs traced (paths relative to the checkout, which is the runs' working directory).
+
+    The games are those of the published-format fixtures (``<game>_<attitude>.py``)."""
     corpus = CORPUS.relative_to(ROOT)
-    sets = [
-        str(corpus / "published" / "public_goods_collective.py"),
-        str(corpus / "generated" / "collective"),
-        str(corpus / "generated" / "exploitative"),
-        str(corpus / "benign.py"),
-    ]
+    published = sorted((corpus / "published").glob("*.py"))
+    game_of = {path: path.stem.rsplit("_", 1)[0] for path in published}
+    first, second = published[-1], published[0]  # two games: one plays most paths
+    sets = [str(first), str(corpus / "generated" / "collective"),
+            str(corpus / "generated" / "exploitative"), str(corpus / "benign.py")]  # fmt: skip
     mix = [f"{corpus / 'benign.py'}:{name}" for name in ("LazyImports", "BigArrays")]
     return [
         ["analyse", "strategies", *sets, "--rollouts", "2", "--no-progress",
          "--out", str(out / "an")],
-        ["run", "public_goods/self_play", "--no-progress", "--out", str(out / "sp"),
+        ["run", f"{game_of[first]}/self_play", "--no-progress", "--out", str(out / "sp"),
          "--set", "options.group_sizes=[4]", "--set", "options.samples=20",
          "--set", f'options.collective_set="{sets[1]}"',
          "--set", f'options.exploitative_set="{sets[2]}"'],
-        ["run", "common_pool/cultural_evolution", "--no-progress", "--out", str(out / "ce"),
+        ["run", f"{game_of[second]}/cultural_evolution", "--no-progress", "--out", str(out / "ce"),
          "--set", "options.population=16", "--set", "options.survivors=4",
          "--set", "options.group_sizes=[4]", "--set", "options.runs=1",
          "--set", "options.max_generations=2",
-         "--set", f'options.sets=["{corpus / "published" / "common_pool_exploitative.py"}", '
-                  '"reference_collective"]'],
-        ["run", "public_goods/reference_mix", "--no-progress", "--out", str(out / "rm"),
+         "--set", f'options.sets=["{second}", "reference_collective"]'],
+        ["run", f"{game_of[first]}/reference_mix", "--no-progress", "--out", str(out / "rm"),
          "--set", "replications=1", "--set", "max_steps=3", "--set", "params.rounds=3",
          "--set", "grid.n_players=[4]",
          "--set", f"params.strategies={json.dumps([*mix, 'all_c', 'tft(0.5)'])}"],
     ]  # fmt: skip
 
 
-def parse(traces: list[Path]) -> tuple[collections.Counter[str], dict[str, collections.Counter[str]]]:
+def parse(
+    traces: list[Path],
+) -> tuple[collections.Counter[str], dict[str, collections.Counter[str]]]:
     """Calls after each worker's seccomp filter (one trace file per process, ``strace -ff``),
     summed over workers; the arguments of the calls the allowlist restricts by argument."""
     counts: collections.Counter[str] = collections.Counter()

@@ -13,7 +13,8 @@ the caller can blame the right strategy and go on.  The next call starts a
 fresh worker.
 
 Every text a worker sends back (answers, errors, descriptions, its output) is
-passed through :func:`mesa_dilemmas.llm.redact.redact_value` before the run
+passed through :func:`.redaction.redact_value` (what
+:mod:`mesa_dilemmas.llm.redact` re-exports) before the run
 sees it, so an API key can never reach a table, a summary or the terminal from
 there.
 """
@@ -36,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.sandbox import protocol
+from mesa_dilemmas.agents.strategies.sandbox import protocol, redaction
 from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits
 from mesa_dilemmas.agents.strategies.sandbox.worker import PROGRESS_SLOTS
 
@@ -53,9 +54,7 @@ _reported_missing = False
 
 def _redact(value: Any) -> Any:
     """Every string in ``value`` with API keys (and their prefixes, base64) replaced."""
-    from mesa_dilemmas.llm.redact import redact_value  # noqa: PLC0415 - only the run needs it
-
-    return redact_value(value)
+    return redaction.redact_value(value)
 
 
 def _report_missing(missing: list[str]) -> None:
@@ -109,7 +108,8 @@ class Sandbox:
         self.missing: list[str] = []  # the layers it could not
         self.started = 0  # workers started so far
         self.pids: list[int] = []  # every launcher's pid (each leads its own session)
-        self.worker_pid: int | None = None  # the current worker (the launcher's child)
+        self.worker_pid: int | None = None  # the current worker (the launcher's grandchild)
+        self._worker_fd: int | None = None  # a pidfd of it
         self._clock: int | None = None  # its CPU clock
         self._cpu_seen = 0.0
         self.cpu = 0.0  # CPU seconds of the current worker
@@ -126,7 +126,7 @@ class Sandbox:
             self._spawn()
         self.started += 1
         self.cpu = 0.0
-        self.worker_pid, self._clock, self._cpu_seen = None, None, 0.0
+        self.worker_pid, self._clock, self._cpu_seen, self._worker_fd = None, None, 0.0, None
         deadline = time.monotonic() + START_TIMEOUT
         header, _ = self._wait(None, None, deadline)
         launcher = header.get("launcher")
@@ -134,6 +134,8 @@ class Sandbox:
             self._lose("the launcher sent no worker pid")
         self.worker_pid = int(launcher["pid"])
         self._clock = _cpu_clock(self.worker_pid)
+        with contextlib.suppress(AttributeError, OSError):
+            self._worker_fd = os.pidfd_open(self.worker_pid)
         header, _ = self._wait(None, None, deadline)
         self.applied = [str(x) for x in header.get("applied", [])]
         self.missing = [str(x) for x in header.get("missing", [])]
@@ -176,8 +178,18 @@ class Sandbox:
         # main thread; otherwise the launcher's pidfd of the run does the job alone
         deathsig = int(threading.current_thread() is threading.main_thread())
         self.proc = subprocess.Popen(
-            [sys.executable, "-s", "-P", "-B", LAUNCHER, str(req_r), str(resp_w), str(prog_fd),
-             str(os.getpid()), str(deathsig)],  # fmt: skip
+            [
+                sys.executable,
+                "-s",
+                "-P",
+                "-B",
+                LAUNCHER,
+                str(req_r),
+                str(resp_w),
+                str(prog_fd),
+                str(os.getpid()),
+                str(deathsig),
+            ],  # fmt: skip
             pass_fds=(req_r, resp_w, prog_fd),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -214,8 +226,9 @@ class Sandbox:
     def close(self, spare: bool = False) -> None:
         """Kill the worker (and anything in its process group) and reap it; ``spare``: the spare too."""
         proc, self.proc = self.proc, None
+        worker_fd, self._worker_fd = self._worker_fd, None
         if proc is not None:
-            _kill(proc, (self._req_w, self._resp_r))
+            _kill(proc, (self._req_w, self._resp_r), worker_fd)
         if spare and self._spare is not None:
             _kill(self._spare[0], self._spare[1:3])
             self._spare = None
@@ -228,10 +241,8 @@ class Sandbox:
         """CPU seconds the current worker has used (its CPU clock; wall clock where there is none)."""
         if self._clock is None:
             return time.monotonic()
-        try:
+        with contextlib.suppress(OSError):  # it has just ended: the last reading
             self._cpu_seen = time.clock_gettime(self._clock)
-        except OSError:  # it has just ended
-            pass
         return self._cpu_seen
 
     def _wait(
@@ -327,10 +338,27 @@ class Sandbox:
         return _redact(out), out_arrays
 
 
-def _kill(proc: subprocess.Popen[bytes], fds: tuple[int, ...]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+def _kill(
+    proc: subprocess.Popen[bytes], fds: tuple[int, ...], worker_fd: int | None = None
+) -> None:
+    """End a worker and everything of its launcher's, and reap the launcher.
+
+    The worker is killed first (through its pidfd: never another process that got its pid;
+    a spare's launcher, which has not said its worker's pid yet, is asked with SIGTERM): its
+    init reaps it and the launcher reaps the init, so no zombie is left behind; if the
+    launcher does not end promptly, its whole process group is killed."""
+    with contextlib.suppress(OSError):
+        if worker_fd is not None:
+            signal.pidfd_send_signal(worker_fd, signal.SIGKILL)
+            os.close(worker_fd)
+        elif proc.poll() is None:  # a spare: its launcher ends it the same way on SIGTERM
+            proc.send_signal(signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5.0)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     for fd in fds:
         with contextlib.suppress(OSError):
             os.close(fd)

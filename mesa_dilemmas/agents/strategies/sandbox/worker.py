@@ -81,7 +81,9 @@ class WorkerContext:
         self.limits = limits
 
 
-def main(argv: list[str], applied: list[str] | None = None, missing: list[str] | None = None) -> int:
+def main(
+    argv: list[str], applied: list[str] | None = None, missing: list[str] | None = None
+) -> int:
     """Serve requests; ``applied``/``missing``: the launcher's layers (namespaces, mounts)."""
     req_fd, resp_fd, prog_fd = (int(a) for a in argv[:3])
     init, _ = protocol.recv(req_fd)
@@ -126,5 +128,3 @@ def main(argv: list[str], applied: list[str] | None = None, missing: list[str] |
         out_header["output"] = output.take()
         progress[SLOT_PHASE] = IDLE
         protocol.send(resp_fd, out_header, out_arrays)
-
-
