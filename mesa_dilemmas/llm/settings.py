@@ -36,10 +36,10 @@ PROVIDERS = ("openai", "anthropic", "gemini", "local")
 #: default ``max_fallback_rate`` of the providers' own (paid) APIs
 PAID_FALLBACK_RATE = 0.05
 #: default ``max_fallback_rate`` of the embedded model and self-hosted servers. The bundled
-#: SmolLM2-135M is a plumbing model: about 4% of its fishery decisions fall back, but in Port
-#: of Mars it overspends its coins on most investment plans (29% of a game's decisions fell
-#: back at tiny size), so 0.5 lets the bundled scenarios run while still stopping a model that
-#: mostly fails; every fallback is flagged in the data either way (docs/llm.md "Fallbacks")
+#: SmolLM2-135M is a plumbing model: a few per cent of its answers fall back in one bundled
+#: game, about 30% in another where it overspends its budget (measured in docs/llm.md,
+#: "Fallbacks"), so 0.5 lets the bundled scenarios run while still stopping a model that mostly
+#: fails; every fallback is flagged in the data either way
 SELF_HOSTED_FALLBACK_RATE = 0.5
 
 PositiveFloat = Annotated[float, Field(gt=0)]

@@ -211,6 +211,8 @@ def _describe_error(
     got = repr(first.get("input"))
     got = got if len(got) <= 80 else got[:77] + "..."
     msg = " ".join(str(first["msg"]).split())
+    if where.startswith("grid.") and first["type"] in ("list_type", "tuple_type"):
+        msg += f"; a grid axis is a list: {where}=[{first.get('input')!r}]".replace("'", "")
     return f"{where}: {msg} (got {got})"
 
 
@@ -369,6 +371,10 @@ def _scenario_hint(name: str, bundled: list[str]) -> str:
     """The bundled names nearest to ``name`` by the part after the game, those of the same game
     first (``harvest/punishment_shok`` finds ``harvest/punishment_shock``; a misspelt game with
     a right name, ``harvst/altruism``, finds ``harvest/altruism``)."""
+    if "/" not in name:  # a bare game name: that game's scenarios
+        same = [b for b in bundled if b.startswith(f"{name}/")]
+        if same:
+            return _suggest(same[:3])
     game, _, tail = name.rpartition("/")
     tails: dict[str, list[str]] = {}
     for full in bundled:

@@ -286,22 +286,27 @@ class DashboardModel(mesa.Model):
         ).start()
 
     def _play_round(self, job: RoundJob | None = None) -> None:
+        failed = False
         try:
             if self.llm is not None:
                 self.llm.activate()
             self.game.step()
         except Exception as exc:
+            failed = True
             self._fail(f"{self.page.unit} {self._round + 1} failed", exc)
         finally:
             if not self.closed:
-                self._publish()
+                self._publish(failed=failed)
             if job is not None:
                 job.done.set()
             if self.closed and self.llm is not None:
                 self.llm.close()
 
-    def _publish(self) -> None:
-        """Snapshot the game for the panels (never raises: a broken view is an error too)."""
+    def _publish(self, failed: bool = False) -> None:
+        """Snapshot the game for the panels (never raises: a broken view is an error too).
+
+        After a failed round the page keeps showing the last round played: Mesa's clock has
+        already moved on, but nothing of the failed round counts."""
         view = None
         if self.game is not None:
             try:
@@ -311,6 +316,8 @@ class DashboardModel(mesa.Model):
         broker = getattr(self.game, "broker", None)
         stats = broker.stats.records() if broker is not None else []
         played = 0 if self.game is None else self.page.round_of(self.game)
+        if failed:
+            played = min(played, self._round)
         with self._lock:
             self.view = view
             self.decision_stats = stats
