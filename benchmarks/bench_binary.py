@@ -42,7 +42,8 @@ from mesa_dilemmas.agents.strategies import (
     StrategyEntry,
     load_strategy_set,
 )
-from mesa_dilemmas.dilemmas.binary.game import BinaryGame, make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, make_game
 
 SIZES = (4, 16, 64, 256)
 

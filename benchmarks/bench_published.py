@@ -113,7 +113,7 @@ def ours(
 ) -> tuple[np.ndarray, float, dict]:
     from mesa_dilemmas.agents.strategies import published
     from mesa_dilemmas.agents.strategies.loader import _import_path
-    from mesa_dilemmas.dilemmas.binary.game import make_game
+    from mesa_dilemmas.dilemmas.binary.rules import make_game
 
     published.install_shims()
     module = _import_path(file.resolve())
@@ -135,17 +135,17 @@ def ours(
 def _play_batch_classes(game, rows, seed, per_match=False):
     """Our engine's per-round loop on in-process strategy classes (trusted: the caller's choice)."""
     from mesa_dilemmas.agents.strategies.loader import StrategyEntry
-    from mesa_dilemmas.dilemmas.binary.game import _play_batch
+    from mesa_dilemmas.dilemmas.binary.engine import play_in_process
 
     lineups = [[StrategyEntry(name=c.name, cls=c) for c in row] for row in rows]
     if not per_match:
-        r = _play_batch(game, lineups, np.arange(len(rows)) + seed, None, None, False)
+        r = play_in_process(game, lineups, np.arange(len(rows)) + seed, None, None, False)
         return r.totals
     out = np.full((len(rows), game.n_players), np.nan)
     for b, lineup in enumerate(lineups):
         # a strategy's third error in a match stops it (the authors' engine stops too): NaN
         with contextlib.suppress(Exception):
-            out[b] = _play_batch(game, [lineup], [b + seed], None, None, False).totals[0]
+            out[b] = play_in_process(game, [lineup], [b + seed], None, None, False).totals[0]
     return out
 
 

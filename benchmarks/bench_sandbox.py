@@ -34,7 +34,8 @@ from mesa_dilemmas.agents.strategies import StrategyEntry, load_strategy_set
 from mesa_dilemmas.agents.strategies.loader import _import_path
 from mesa_dilemmas.agents.strategies.published import adapt, published_classes
 from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
-from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 
 GENERATED = Path(__file__).parent.parent / "tests" / "strategy_corpus" / "generated"
 SET = (

@@ -11,7 +11,8 @@ from mesa_dilemmas.agents.decisions import InvalidAnswer
 from mesa_dilemmas.agents.policy import FixedPolicy
 from mesa_dilemmas.agents.strategies import C, D, Strategy, StrategyEntry, StrategyPolicy
 from mesa_dilemmas.dilemmas import game_model
-from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel, make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel, play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 
 MIX = (
     "tft(0.5)",

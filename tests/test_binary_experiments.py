@@ -11,7 +11,7 @@ import pytest
 
 from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.dilemmas.binary import figures as binary_figures
-from mesa_dilemmas.dilemmas.binary.game import make_game
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 from mesa_dilemmas.scenarios.config import ConfigError, load_scenario
 from mesa_dilemmas.scenarios.cultural_evolution import (
     CulturalEvolutionExperiment,

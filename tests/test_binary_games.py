@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from mesa_dilemmas.dilemmas.binary.game import make_game
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 from mesa_dilemmas.dilemmas.collective_risk.model import CollectiveRiskGame, default_threshold
 from mesa_dilemmas.dilemmas.common_pool.model import CommonPoolGame
 from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsGame

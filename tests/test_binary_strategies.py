@@ -20,7 +20,8 @@ from mesa_dilemmas.agents.strategies import (
 )
 from mesa_dilemmas.agents.strategies.loader import ENV_PATH, _load_cached
 from mesa_dilemmas.dilemmas import game_model
-from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 
 
 def respond(spec: str, opponents: list[str], game: str = "public_goods", n_rounds: int = 6) -> str:

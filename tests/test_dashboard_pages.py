@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.dilemmas.binary import page as binary
-from mesa_dilemmas.dilemmas.binary.game import make_game
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 from mesa_dilemmas.dilemmas.fishery import page as fishery
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.dilemmas.port_of_mars import page as port_of_mars

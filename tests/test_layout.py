@@ -73,9 +73,7 @@ def test_no_import_cycle_between_files():
     )
     graph = {m: set(g.find_modules_directly_imported_by(m)) for m in g.modules}
     cycles = strongly_connected(graph)
-    assert not cycles, "import cycles between files:\n" + "\n".join(
-        " <-> ".join(c) for c in cycles
-    )
+    assert not cycles, "import cycles between files:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
 def own_games() -> dict[str, Path]:
@@ -100,7 +98,10 @@ def test_no_file_outside_a_games_package_names_the_game():
     assert {"fishery", "port_of_mars", "public_goods"} <= set(games)
     found = []
     for path in sorted(PACKAGE.rglob("*")):
-        if path.suffix not in {".py", ".toml", ".json", ".txt", ".md"} or "__pycache__" in path.parts:
+        if (
+            path.suffix not in {".py", ".toml", ".json", ".txt", ".md"}
+            or "__pycache__" in path.parts
+        ):
             continue
         text = path.read_text(encoding="utf-8")
         for game, folder in games.items():
@@ -108,5 +109,9 @@ def test_no_file_outside_a_games_package_names_the_game():
                 continue
             for lineno, line in enumerate(text.splitlines(), 1):
                 if names_of(game).search(line):
-                    found.append(f"{path.relative_to(PACKAGE.parent)}:{lineno}: {game}: {line.strip()[:90]}")
-    assert not found, f"{len(found)} lines name a game outside its package:\n" + "\n".join(found[:60])
+                    found.append(
+                        f"{path.relative_to(PACKAGE.parent)}:{lineno}: {game}: {line.strip()[:90]}"
+                    )
+    assert not found, f"{len(found)} lines name a game outside its package:\n" + "\n".join(
+        found[:60]
+    )

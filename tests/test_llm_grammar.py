@@ -9,7 +9,7 @@ import pytest
 from llm_fixtures import llm_env, needs_local  # noqa: F401
 
 from mesa_dilemmas.agents.decisions import ChoiceSpec, ListSpec, NumberSpec, StructSpec, TextSpec
-from mesa_dilemmas.dilemmas.binary.game import ACTION_SPEC
+from mesa_dilemmas.dilemmas.binary.rules import ACTION_SPEC
 from mesa_dilemmas.dilemmas.fishery import model as fishery
 from mesa_dilemmas.llm.answers import native_schema
 from mesa_dilemmas.llm.backends.local import GRAMMAR_MAX_REPEAT, grammar_schema

@@ -74,7 +74,9 @@ def texts() -> Iterator[tuple[str, str]]:
         if path.suffix in {".toml", ".txt", ".json"} and path.is_file():
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        kept = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith(">")]
+        kept = [
+            ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith(">")
+        ]
         yield str(path.relative_to(ROOT)), "\n".join(kept)
 
 
@@ -86,7 +88,7 @@ def shared_runs(text: str, paper_runs: dict[tuple[str, ...], str]) -> list[str]:
             j = i + RUN
             while j < len(seq) and tuple(seq[j - RUN + 1 : j + 1]) in paper_runs:
                 j += 1
-            found.append(f"paper {paper_runs[window]}: \"{' '.join(seq[i:j])}\"")
+            found.append(f'paper {paper_runs[window]}: "{" ".join(seq[i:j])}"')
             i = j
         else:
             i += 1

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

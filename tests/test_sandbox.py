@@ -17,7 +17,8 @@ from mesa_dilemmas.agents.strategies.sandbox import (
     get_limits,
     set_limits,
 )
-from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 
 pytestmark = pytest.mark.skipif(not os.sys.platform.startswith("linux"), reason="Linux sandbox")
 

@@ -22,7 +22,8 @@ from llm_servers.wire import WireServer
 from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.cli import main
 from mesa_dilemmas.dilemmas.binary import prompts as binary_prompts
-from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
 from mesa_dilemmas.llm.request import CallContext, seed_for
 from mesa_dilemmas.scenarios.strategy_writing import extract_code
 

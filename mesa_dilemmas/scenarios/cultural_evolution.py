@@ -37,13 +37,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set
-from mesa_dilemmas.dilemmas.binary.game import (
-    DEFAULT_ROUNDS,
-    MAX_PLAYERS,
-    BinaryGame,
-    make_game,
-    play_batch,
-)
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, BinaryGame, make_game
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 from mesa_dilemmas.scenarios.self_play import (

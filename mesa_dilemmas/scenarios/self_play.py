@@ -29,7 +29,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_ref
-from mesa_dilemmas.dilemmas.binary.game import DEFAULT_ROUNDS, MAX_PLAYERS, make_game, play_batch
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, make_game
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 

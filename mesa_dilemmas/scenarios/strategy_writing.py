@@ -55,7 +55,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.dilemmas.binary import prompts as binary_prompts
-from mesa_dilemmas.dilemmas.binary.game import binary_games
+from mesa_dilemmas.dilemmas.binary.rules import binary_games
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 

@@ -37,7 +37,8 @@ def check_strategy(
     random state is the worker's, which it seeds per batch, so that check is
     moot for it (and the time includes the round trip to the worker).
     """
-    from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game, play_batch, rules_of
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
 
     problems: list[str] = []
     rng = np.random.default_rng(seed)
@@ -94,7 +95,8 @@ def is_deterministic(
     unless its own answers differ.  A strategy that passes is a function of the
     game and the history it sees: its answers may be memoised by history.
     """
-    from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game, play_batch, rules_of
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
 
     rng = np.random.default_rng(seed)
     for game_name in games or entry.games or binary_games():
@@ -137,7 +139,8 @@ def is_anonymous(
     many cooperated, the stock), so its answers may be memoised by its own
     actions and the count of cooperators alone.
     """
-    from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game, play_batch, rules_of
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
 
     rng = np.random.default_rng(seed)
     for game_name in games or entry.games or binary_games():
@@ -194,7 +197,8 @@ def screen_entries(
     error, a wrong answer, a hang, a crash, patching): no timing, so the screen
     gives the same answer on every machine.  Trusted entries are not screened.
     """
-    from mesa_dilemmas.dilemmas.binary.game import make_game, play_batch, rules_of
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+    from mesa_dilemmas.dilemmas.binary.rules import make_game, rules_of
 
     rng = np.random.default_rng(seed)
     opponents = [StrategyEntry.reference(s) for s in OPPONENTS]

@@ -15,7 +15,7 @@ import numpy as np
 import solara
 
 from mesa_dilemmas.agents.strategies.loader import load_strategy_set, resolve_set_path
-from mesa_dilemmas.dilemmas.binary.game import binary_games, make_game
+from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game
 from mesa_dilemmas.scenarios.cultural_evolution import (
     CulturalEvolutionOptions,
     Evolution,

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
 
-from mesa_dilemmas.dilemmas.binary.game import game_title
+from mesa_dilemmas.dilemmas.binary.rules import game_title
 from mesa_dilemmas.viz.saving import save
 
 

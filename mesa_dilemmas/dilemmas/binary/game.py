@@ -37,208 +37,29 @@ import gc
 import inspect
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from importlib import import_module
-from pathlib import Path
 from typing import Any, ClassVar
 
 import mesa
 import numpy as np
 
 from mesa_dilemmas.agents.base import DilemmaAgent
-from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, InvalidAnswer
+from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Population, population_table
-from mesa_dilemmas.agents.strategies.base import ACTION_CODE, GameDescription
+from mesa_dilemmas.agents.strategies.base import GameDescription
 from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
 from mesa_dilemmas.agents.strategies.policy import StrategyPolicy
 from mesa_dilemmas.dilemmas.base import DilemmaModel
-
-ACTION_SPEC = ChoiceSpec(("C", "D"))
-MAX_PLAYERS = 4096
-DEFAULT_ROUNDS = 20
-
-
-class BinaryGame:
-    """Rules of an n-player repeated C/D game; subclasses implement :meth:`payoffs`.
-
-    The class attributes are what the family's shared code (checks, analyses, figures,
-    prompts, pages) asks a game instead of naming it."""
-
-    #: the game's registered name (its model's ``GAME``)
-    NAME: ClassVar[str] = ""
-    #: the game's full title in figures ("... Game"); empty: the name
-    TITLE: ClassVar[str] = ""
-    #: whether the state is a resource stock players see (``history.stock``)
-    HAS_STOCK: ClassVar[bool] = False
-    #: where the game stands in lists of the C/D games (lower first; ties by name)
-    ORDER: ClassVar[int] = 100
-    #: the game-description class of the published interface of paper 002's authors
-    #: (``emergent_llm.games``) a published strategy is built with; empty: the base class
-    PUBLISHED_AS: ClassVar[str] = ""
-    #: the file beside the rules' module that explains the game to a model writing strategies
-    WRITING_PROMPT: ClassVar[str] = "strategy_writing.toml"
-
-    @classmethod
-    def example_params(
-        cls, n_players: int, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Parameters to check strategies with at group size ``n_players``: ``params`` (a
-        scenario's), with the game's own example values for those missing or not valid at
-        that size.  The checks play sizes a scenario does not; no parameter needs a value."""
-        return dict(params or {})
-
-    @classmethod
-    def writing_prompt(cls) -> Path:
-        """The path of :attr:`WRITING_PROMPT` (it may not exist: then no set can be written)."""
-        return Path(inspect.getfile(cls)).with_name(cls.WRITING_PROMPT)
-
-    def __init__(self, n_players: int, n_rounds: int = DEFAULT_ROUNDS) -> None:
-        if not 2 <= n_players <= MAX_PLAYERS:
-            raise ValueError(f"n_players: must be between 2 and {MAX_PLAYERS} (got {n_players})")
-        if n_rounds < 1:
-            raise ValueError(f"rounds: must be at least 1 (got {n_rounds})")
-        self.n_players = int(n_players)
-        self.n_rounds = int(n_rounds)
-
-    # -- rules -------------------------------------------------------------
-    def initial_state(self, batch: int) -> np.ndarray | None:
-        """The state before round 1 for ``batch`` matches (None for stateless games)."""
-        return None
-
-    def payoffs(
-        self, cooperated: np.ndarray, state: np.ndarray | None
-    ) -> tuple[np.ndarray, np.ndarray | None]:  # pragma: no cover - interface
-        """Payoffs (B, n) of one round and the next state, from ``cooperated`` (B, n) bool."""
-        raise NotImplementedError
-
-    def params(self) -> dict[str, Any]:
-        """The game's own parameters (k, m, capacity, ...)."""
-        return {}
-
-    def description(self) -> GameDescription:
-        return GameDescription(
-            game=self.NAME,
-            n_players=self.n_players,
-            n_rounds=self.n_rounds,
-            published_as=self.PUBLISHED_AS,
-            **self.params(),
-        )
-
-    # -- benchmarks for normalisation --------------------------------------
-    def welfare_bounds(self) -> tuple[float, float]:
-        """(min, max) mean payoff per player per round over all possible plays.
-
-        For a stateless game a round's welfare depends only on the number of
-        cooperators, so enumerating 0..n cooperators gives the exact bounds;
-        games with state override this.
-        """
-        n = self.n_players
-        rows = np.arange(n)[None, :] < np.arange(n + 1)[:, None]  # row c: c cooperators
-        pay, _ = self.payoffs(rows, None)
-        means = pay.mean(axis=1)
-        return float(means.min()), float(means.max())
-
-    def play_counts(self, n_coop: Sequence[int]) -> float:
-        """Mean payoff per player per round when ``n_coop[t]`` players cooperate in round t.
-
-        Welfare depends only on the number of cooperators, so bounds can be
-        checked by enumerating count sequences (tests do).
-        """
-        n = self.n_players
-        state = self.initial_state(1)
-        total = 0.0
-        for c in n_coop:
-            row = np.zeros((1, n), dtype=bool)
-            row[0, :c] = True
-            pay, state = self.payoffs(row, state)
-            total += float(pay.sum())
-        return total / (n * len(n_coop))
-
-
-def rules_of(game: str) -> type[BinaryGame]:
-    """The rules class of a C/D game by its registered name (the ``RULES`` of its model's module)."""
-    from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model
-
-    try:
-        model_cls = game_model(game)
-    except UnknownGame:
-        raise ValueError(f"game: unknown game {game!r}") from None
-    rules = getattr(import_module(model_cls.__module__), "RULES", None)
-    if rules is None:
-        raise ValueError(f"game: {game!r} is not a binary-action (C/D) game")
-    return rules
-
-
-@cache
-def binary_games() -> tuple[str, ...]:
-    """The registered C/D games -- models that subclass :class:`BinaryDilemmaModel` and have
-    rules -- in their rules' ``ORDER``; the first is the default wherever a game may be left out."""
-    from mesa_dilemmas.dilemmas.registry import games_like
-
-    found = []
-    for name in games_like(BinaryDilemmaModel):
-        try:
-            found.append((rules_of(name).ORDER, name))
-        except ValueError:
-            continue
-    return tuple(name for _, name in sorted(found))
-
-
-def default_game() -> str:
-    """The first C/D game (:func:`binary_games`): the game of an analysis that names none."""
-    games = binary_games()
-    if not games:
-        raise ValueError("game: no binary-action (C/D) game is registered")
-    return games[0]
-
-
-def game_title(game: str) -> str:
-    """A C/D game's full title (its rules' ``TITLE``), else the name as given."""
-    try:
-        return rules_of(game).TITLE or game
-    except ValueError:
-        return game
-
-
-def make_game(game: str, n_players: int, rounds: int = DEFAULT_ROUNDS, **params: Any) -> BinaryGame:
-    """The rules of a binary-action game by its registered name, validated."""
-    rules = rules_of(game)
-    allowed = set(inspect.signature(rules.__init__).parameters) - {"self", "n_players", "n_rounds"}
-    unknown = set(params) - allowed
-    if unknown:
-        raise ValueError(
-            f"game_params.{sorted(unknown)[0]}: unknown parameter of {game}; allowed: {', '.join(sorted(allowed))}"
-        )
-    return rules(n_players, rounds, **params)
-
-
-# -- the fast engine -----------------------------------------------------
-
-
-@dataclass
-class BatchResult:
-    """What a batch returns: enough for self-play, evolution and the analysis, nothing per call."""
-
-    totals: np.ndarray  # (B, n) total payoff of each player
-    coop_by_round: np.ndarray  # (B, R) cooperators per round
-    rounds: int  # rounds played
-    stock: np.ndarray | None = None  # (B, R + 1) stock at the start of each round
-    store: HistoryStore | None = None  # full record when keep_history=True
-    used_rng: np.ndarray | None = None  # (B, n) bool: did the strategy draw random numbers
-    #: strategies that misbehaved (sandboxed batches only); each played the default action
-    flags: list[Any] = field(default_factory=list)
-    #: memoisation (sandboxed batches): answers taken from the memo, of the memoisable seat-rounds
-    memo_hits: int = 0
-    memo_eligible: int = 0
-
-    @property
-    def normalised(self) -> np.ndarray:
-        """(B, n) payoff per round of every player."""
-        return self.totals / self.rounds
+from mesa_dilemmas.dilemmas.binary.engine import BatchResult, play_in_process
+from mesa_dilemmas.dilemmas.binary.rules import (
+    ACTION_SPEC,
+    DEFAULT_ROUNDS,
+    BinaryGame,
+)
+from mesa_dilemmas.dilemmas.binary.sandboxed import play_sandboxed
 
 
 def play_batch(
@@ -261,109 +82,14 @@ def play_batch(
     # a batch allocates tens of thousands of small objects that all live until its end; the
     # cyclic GC would rescan them again and again (measured: up to 45% of the run time)
     if any(e is not None and not e.trusted for lineup in lineups for e in lineup):
-        from mesa_dilemmas.dilemmas.binary.sandboxed import play_sandboxed
-
         return play_sandboxed(game, lineups, entropies, scripted, rounds, keep_history)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _play_batch(game, lineups, entropies, scripted, rounds, keep_history)
+        return play_in_process(game, lineups, entropies, scripted, rounds, keep_history)
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _play_batch(
-    game: BinaryGame,
-    lineups: Sequence[Sequence[StrategyEntry | None]],
-    entropies: Sequence[int],
-    scripted: np.ndarray | None,
-    rounds: int | None,
-    keep_history: bool,
-) -> BatchResult:
-    n, horizon = game.n_players, game.n_rounds
-    played = horizon if rounds is None else int(rounds)
-    batch = len(lineups)
-    if len(entropies) != batch:
-        raise ValueError("play_batch: one entropy per match is required")
-    if batch == 0:
-        return BatchResult(np.zeros((0, n)), np.zeros((0, horizon), dtype=np.int32), played)
-    desc = game.description()
-    store = HistoryStore(batch, n, horizon, with_stock=game.HAS_STOCK)
-    state = game.initial_state(batch)
-    if state is not None:
-        store.set_initial_stock(state)
-
-    strategies = []
-    free: list[int] = []
-    for b, lineup in enumerate(lineups):
-        if len(lineup) != n:
-            raise ValueError(f"play_batch: match {b} has {len(lineup)} players, the game has {n}")
-        e = int(entropies[b])
-        for i, entry in enumerate(lineup):
-            if entry is None:
-                continue
-            strategies.append(entry.create(desc, (e, (i,))))
-            free.append(b * n + i)
-    views: list[PlayerHistory] = store.views(free)
-    free_idx = np.asarray(free, dtype=np.intp)
-    all_free = len(free) == batch * n
-    if not all_free and scripted is None:
-        raise ValueError("play_batch: scripted seats (None) need a `scripted` action array")
-    pairs = list(zip([s.act for s in strategies], views, strict=True))
-    code = ACTION_CODE.__getitem__
-    flat = np.zeros(batch * n, dtype=bool)
-
-    for t in range(played):
-        out: list[Any] = []
-        append = out.append
-        try:
-            for act, view in pairs:
-                append(act(view))
-        except Exception as exc:
-            _annotate(exc, strategies[len(out)], free[len(out)], n, t, "raised")
-            raise
-        try:
-            answers = np.fromiter(map(code, out), dtype=bool, count=len(out))
-        except (KeyError, TypeError):
-            bad = next(
-                j for j, a in enumerate(out) if not isinstance(a, str) or a not in ACTION_CODE
-            )
-            exc = InvalidAnswer(f"expected 'C' or 'D', got {out[bad]!r}")
-            _annotate(exc, strategies[bad], free[bad], n, t, "answered")
-            raise exc from None
-        if all_free:
-            cooperated = answers.reshape(batch, n)
-        else:
-            assert scripted is not None
-            flat[:] = scripted[:, :, t].reshape(-1) > 0
-            flat[free_idx] = answers
-            cooperated = flat.reshape(batch, n)
-        pay, state = game.payoffs(cooperated, state)
-        store.record(cooperated, pay, state)
-
-    used = np.zeros(batch * n, dtype=bool)
-    used[free_idx] = [s.used_rng for s in strategies]
-    return BatchResult(
-        totals=store.totals(),
-        coop_by_round=np.array(store.coop),
-        rounds=played,
-        stock=None if store.stock is None else np.array(store.stock),
-        store=store if keep_history else None,
-        used_rng=used.reshape(batch, n),
-    )
-
-
-def _annotate(exc: BaseException, strategy: Any, flat_seat: int, n: int, t: int, verb: str) -> None:
-    """Say which strategy, match, seat and round a failure came from."""
-    b, i = divmod(flat_seat, n)
-    exc.add_note(
-        f"strategy {type(strategy).__name__} ({getattr(strategy, 'name', None)}) in match {b}, "
-        f"seat {i} {verb} this in round {t + 1}"
-    )
-
-
-# -- the Mesa model ------------------------------------------------------
 
 
 class BinaryObservation(Mapping[str, Any]):

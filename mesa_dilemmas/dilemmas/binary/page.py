@@ -20,7 +20,8 @@ import solara
 
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.binary.agent_view import BinaryPopulation
-from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel, BinaryGame
+from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel
+from mesa_dilemmas.dilemmas.binary.rules import BinaryGame
 from mesa_dilemmas.viz.dashboard import controls as c
 from mesa_dilemmas.viz.dashboard import vega
 from mesa_dilemmas.viz.dashboard.charts import PALETTE, Ref, Series

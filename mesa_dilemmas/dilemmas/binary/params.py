@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mesa_dilemmas.agents.population import Population
-from mesa_dilemmas.dilemmas.binary.game import MAX_PLAYERS
+from mesa_dilemmas.dilemmas.binary.rules import MAX_PLAYERS
 
 Players = Annotated[int, Field(ge=2, le=MAX_PLAYERS, description="players in the group")]
 Rounds = Annotated[int, Field(ge=1, le=100_000, description="rounds a game lasts")]

@@ -55,7 +55,8 @@ from mesa_dilemmas.agents.strategies.sandbox.worker import (
     SLOT_ROUND,
     SLOT_SEAT,
 )
-from mesa_dilemmas.dilemmas.binary.game import BatchResult, BinaryGame, _play_batch, make_game
+from mesa_dilemmas.dilemmas.binary.engine import BatchResult, play_in_process
+from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, make_game
 
 #: what a misbehaving strategy plays in a round it failed (the fallback of an LLM decision too)
 DEFAULT_ACTION = "D"
@@ -220,7 +221,7 @@ def play_sandboxed(
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        result = _play_batch(game, [[None] * n] * batch, entropies, full, played, keep_history)
+        result = play_in_process(game, [[None] * n] * batch, entropies, full, played, keep_history)
     finally:
         if gc_was:
             gc.enable()

@@ -201,6 +201,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         from mesa_dilemmas.dilemmas.port_of_mars.players import RULE_PLAYERS
 
         return RULE_PLAYERS
+
     #: the prompt templates of LLM players (registered as ``port_of_mars.<kind>``)
     PROMPTS_DIR: ClassVar[Any] = PROMPTS_DIR
     PHASES: ClassVar[tuple[str, ...]] = (

@@ -13,12 +13,9 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from mesa_dilemmas.dilemmas.binary.game import (
-    DEFAULT_ROUNDS,
-    BinaryDilemmaModel,
-    BinaryGame,
-)
+from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel
 from mesa_dilemmas.dilemmas.binary.params import Players, PopulationTable, Rounds, Strategies
+from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, BinaryGame
 
 
 class PublicGoodsGame(BinaryGame):

@@ -31,9 +31,7 @@ REGISTERED_PAGES: list[GamePage] = sorted(
     (p for p in _REGISTERED.values() if isinstance(p, GamePage)), key=lambda p: (p.order, p.path)
 )
 #: compare pages (two settings side by side)
-COMPARE_PAGES: list[ComparePage] = [
-    p for p in _REGISTERED.values() if isinstance(p, ComparePage)
-]
+COMPARE_PAGES: list[ComparePage] = [p for p in _REGISTERED.values() if isinstance(p, ComparePage)]
 #: registered games without a page of their own (e.g. a game named by import path) get the
 #: generic one
 EXTRA_PAGES: list[GamePage] = [
@@ -99,12 +97,6 @@ def RoutedCompare() -> None:
 
 routes = [
     solara.Route(path="/", component=Home, label="Home"),
-    *[
-        solara.Route(path=page.path, component=RoutedPage, label=short_name(page))
-        for page in PAGES
-    ],
-    *[
-        solara.Route(path=c.path, component=RoutedCompare, label="Compare")
-        for c in COMPARE_PAGES
-    ],
+    *[solara.Route(path=page.path, component=RoutedPage, label=short_name(page)) for page in PAGES],
+    *[solara.Route(path=c.path, component=RoutedCompare, label="Compare") for c in COMPARE_PAGES],
 ]

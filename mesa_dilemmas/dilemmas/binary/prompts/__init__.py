@@ -31,7 +31,7 @@ def _table(name: str) -> dict[str, Any]:
 
 def _game_table(game: str) -> dict[str, Any]:
     """The game's own strategy-writing table (``rules``, ``params``), from its package."""
-    from mesa_dilemmas.dilemmas.binary.game import rules_of
+    from mesa_dilemmas.dilemmas.binary.rules import rules_of
 
     try:
         path = rules_of(game).writing_prompt()
@@ -53,7 +53,7 @@ def attitude_gloss(attitude: str) -> str:
 
 
 def _common(game: str, attitude: str) -> dict[str, str]:
-    from mesa_dilemmas.dilemmas.binary.game import rules_of
+    from mesa_dilemmas.dilemmas.binary.rules import rules_of
 
     table = _game_table(game)
     stock = rules_of(game).HAS_STOCK
