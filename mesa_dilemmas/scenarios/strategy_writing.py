@@ -123,7 +123,7 @@ def extract_code(text: str) -> str:
 
 def check_candidate(path: Path, game: str) -> tuple[list[str], StrategyEntry | None]:
     """Problems of the module at ``path`` (empty if it passes) and its strategy; all in the sandbox."""
-    from mesa_dilemmas.agents.strategies.sandbox import describe_set
+    from mesa_dilemmas.agents.strategies.loader import describe_set
     from mesa_dilemmas.dilemmas.binary.checks import check_strategy
 
     try:

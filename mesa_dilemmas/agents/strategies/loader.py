@@ -499,7 +499,6 @@ def _has_code(path: Path) -> bool:
 def _load_cached(path: Path) -> StrategySet:
     if not _has_code(path):
         return _load_directory(path)
-    from mesa_dilemmas.agents.strategies.sandbox import describe_set
 
     return describe_set(path)
 
@@ -665,3 +664,26 @@ def resolve_strategy(spec: str) -> StrategyEntry:
     if sep and set_ref:
         return load_strategy_set(set_ref).get(name)
     return StrategyEntry.reference(spec)
+
+
+def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dict]:
+    """Worker side of :func:`describe_set` (served by every sandbox worker as "describe")."""
+    return {"set": set_description(Path(header["path"]))}, {}
+
+
+def describe_set(path: Path) -> StrategySet:
+    """Load the set at ``path`` in a sandbox worker; the run gets checked metadata back."""
+    from mesa_dilemmas.agents.strategies.sandbox import WorkerLost, default_sandbox, get_limits
+
+    box = default_sandbox()
+    budget = max(60.0, 10 * get_limits().match_cpu)  # CPU seconds
+    try:
+        header, _ = box.call("describe", {"path": str(path)}, budget=budget)
+    except WorkerLost as lost:
+        raise ValueError(f"strategy set {path}: loading it {lost.reason}") from None
+    if "error" in header:
+        raise ValueError(f"strategy set {path}: {header['error']}")
+    meta = header.get("set")
+    if not isinstance(meta, dict):
+        raise ValueError(f"strategy set {path}: the sandbox sent no description")
+    return set_from_description(meta, path)

@@ -25,14 +25,13 @@ that was running (see docs/sandbox.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits
 from mesa_dilemmas.agents.strategies.sandbox.pool import Sandbox, WorkerLost
 
 #: handlers every default worker serves (name -> "module:function")
 HANDLERS: dict[str, str] = {
-    "describe": "mesa_dilemmas.agents.strategies.sandbox:describe_handler",
+    "describe": "mesa_dilemmas.agents.strategies.loader:describe_handler",
 }
 #: the default limits; tests and options may replace them (see :func:`set_limits`)
 _limits = SandboxLimits()
@@ -78,31 +77,6 @@ def default_sandbox() -> Sandbox:
     return _box
 
 
-def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dict]:
-    """Worker side of :func:`describe_set`."""
-    from mesa_dilemmas.agents.strategies.loader import set_description
-
-    return {"set": set_description(Path(header["path"]))}, {}
-
-
-def describe_set(path: Path):  # noqa: ANN201 - StrategySet (import cycle)
-    """Load the set at ``path`` in a worker; the run gets checked metadata back."""
-    from mesa_dilemmas.agents.strategies.loader import set_from_description
-
-    box = default_sandbox()
-    budget = max(60.0, 10 * _limits.match_cpu)  # CPU seconds
-    try:
-        header, _ = box.call("describe", {"path": str(path)}, budget=budget)
-    except WorkerLost as lost:
-        raise ValueError(f"strategy set {path}: loading it {lost.reason}") from None
-    if "error" in header:
-        raise ValueError(f"strategy set {path}: {header['error']}")
-    meta = header.get("set")
-    if not isinstance(meta, dict):
-        raise ValueError(f"strategy set {path}: the sandbox sent no description")
-    return set_from_description(meta, path)
-
-
 __all__ = [
     "HANDLERS",
     "Flag",
@@ -110,7 +84,6 @@ __all__ = [
     "SandboxLimits",
     "WorkerLost",
     "default_sandbox",
-    "describe_set",
     "get_limits",
     "register_handler",
     "set_limits",
