@@ -91,8 +91,11 @@ def cmd_params(args: argparse.Namespace) -> int:
             head += f"  ({r['allowed']})"
         print(head)
         if r["description"]:
-            print(textwrap.fill(r["description"], width, initial_indent="    ",
-                                subsequent_indent="    "))  # fmt: skip
+            print(
+                textwrap.fill(
+                    r["description"], width, initial_indent="    ", subsequent_indent="    "
+                )
+            )
     return 0
 
 
@@ -243,10 +246,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a field: beta=12, replications=10, grid.growth_rate=[0.2,0.6]",
     )
     p.add_argument("--resume", metavar="DIR", help="continue a killed run in DIR")
-    p.add_argument("--backend", choices=("local", "ray"),
-                   help="where tasks run: a local process pool (default) or Ray")  # fmt: skip
-    p.add_argument("--address", metavar="ADDR",
-                   help="a Ray cluster to join ('auto', 'ray://head:10001'); default: a local instance")  # fmt: skip
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        help="where tasks run: a local process pool (default) or Ray",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="a Ray cluster to join ('auto', 'ray://head:10001'); default: a local instance",
+    )
     p.add_argument(
         "--figures", action="store_true", help="render the scenario's figures afterwards"
     )

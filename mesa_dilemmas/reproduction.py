@@ -248,17 +248,30 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
             {
                 "mode": report.mode,
                 "claims": [
-                    {"paper": o.claim.paper, "where": o.claim.where, "statement": o.claim.statement,
-                     "experiment": o.claim.experiment, "ours": o.verdict.ours,
-                     "uncertainty": o.verdict.uncertainty, "test": o.verdict.test, "status": o.verdict.status}
+                    {
+                        "paper": o.claim.paper,
+                        "where": o.claim.where,
+                        "statement": o.claim.statement,
+                        "experiment": o.claim.experiment,
+                        "ours": o.verdict.ours,
+                        "uncertainty": o.verdict.uncertainty,
+                        "test": o.verdict.test,
+                        "status": o.verdict.status,
+                    }
                     for o in report.outcomes
                 ],
-                "runs": {k: {"dir": str(v[0]), "overrides": v[1], "wall_s": round(v[2], 1)} for k, v in report.runs.items()},
-                "sections": {s.name: {"wall_s": round(s.wall, 1), "reused": s.reused} for s in report.sections},
+                "runs": {
+                    k: {"dir": str(v[0]), "overrides": v[1], "wall_s": round(v[2], 1)}
+                    for k, v in report.runs.items()
+                },
+                "sections": {
+                    s.name: {"wall_s": round(s.wall, 1), "reused": s.reused}
+                    for s in report.sections
+                },
             },
             indent=2,
-        )
-    )  # fmt: skip
+        ),
+    )
     return path
 
 

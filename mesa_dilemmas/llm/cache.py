@@ -113,7 +113,7 @@ class ResponseCache:
                 redact(json.dumps(request)),
                 redact(json.dumps(response.to_json())),
                 time.time(),
-            ),  # fmt: skip
+            ),
         )
 
     # -- calls in flight: a second process waits for the first instead of paying twice -----

@@ -87,8 +87,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         spec_text = f"{spec_text}@{args.base_url}"
     from mesa_dilemmas.llm.backends.openai_models import is_reasoning_model
 
-    table: dict[str, Any] = {"cache": False, "timeout_s": args.timeout,
-                             "max_retries": args.retries, "max_tokens": args.max_tokens}  # fmt: skip
+    table: dict[str, Any] = {
+        "cache": False,
+        "timeout_s": args.timeout,
+        "max_retries": args.retries,
+        "max_tokens": args.max_tokens,
+    }
     if not is_reasoning_model(spec_text.partition(":")[2].partition("@")[0]):
         table["temperature"] = 0.0  # reasoning models take no temperature
     settings = LLMSettings.from_table(table)

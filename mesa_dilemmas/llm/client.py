@@ -113,9 +113,11 @@ def limiter_for(backend: Backend, settings: LLMSettings) -> ProviderLimiter:
             if ps.requests_per_minute or ps.tokens_per_minute:
                 identity = f"{backend.endpoint}#{getattr(backend, 'api_key', None) or ''}"
                 shared = SharedRate(
-                    settings.resolved_cache_dir(), identity, ps.requests_per_minute,
+                    settings.resolved_cache_dir(),
+                    identity,
+                    ps.requests_per_minute,
                     ps.tokens_per_minute,
-                )  # fmt: skip
+                )
             limiter = _LIMITERS[key] = ProviderLimiter(
                 concurrency, ps.requests_per_minute, ps.tokens_per_minute, shared
             )
@@ -254,9 +256,15 @@ class LLMClient:
             source = "replay" if self.replay else source
             if recorder is not None:
                 recorder.record_call(
-                    ctx, key=key, label=self.label, source=source, request=req_json,
-                    response=hit, latency_s=0.0, cost_usd=0.0,
-                )  # fmt: skip
+                    ctx,
+                    key=key,
+                    label=self.label,
+                    source=source,
+                    request=req_json,
+                    response=hit,
+                    latency_s=0.0,
+                    cost_usd=0.0,
+                )
             return CallOutcome(hit, source, key, 0.0, 0.0)
         if self.replay:
             raise ReplayMiss(
@@ -269,9 +277,15 @@ class LLMClient:
             if hit is not None:
                 if recorder is not None:
                     recorder.record_call(
-                        ctx, key=key, label=self.label, source="cache", request=req_json,
-                        response=hit, latency_s=0.0, cost_usd=0.0,
-                    )  # fmt: skip
+                        ctx,
+                        key=key,
+                        label=self.label,
+                        source="cache",
+                        request=req_json,
+                        response=hit,
+                        latency_s=0.0,
+                        cost_usd=0.0,
+                    )
                 return CallOutcome(hit, "cache", key, 0.0, 0.0)
             cache.claim(key, stale_after=0.0)  # it gave up or took too long: pay for it here
         try:
@@ -342,11 +356,19 @@ class LLMClient:
                 return
             with contextlib.suppress(sqlite3.ProgrammingError):  # abandoned at the run's end
                 recorder.record_call(
-                    ctx, key=key, label=self.label, source="provider", request=req_json,
-                    response=None, latency_s=latency, cost_usd=None, error=str(exc),
-                    http_status=getattr(exc, "status", None), retried=retried,
+                    ctx,
+                    key=key,
+                    label=self.label,
+                    source="provider",
+                    request=req_json,
+                    response=None,
+                    latency_s=latency,
+                    cost_usd=None,
+                    error=str(exc),
+                    http_status=getattr(exc, "status", None),
+                    retried=retried,
                     mode=self.mode_of(request),
-                )  # fmt: skip
+                )
 
         batch_id: str | None = None
         try:
@@ -395,10 +417,17 @@ class LLMClient:
             cache.put(key, self.label, req_json, response)
         if recorder is not None:
             recorder.record_call(
-                ctx, key=key, label=self.label, source="provider", request=req_json,
-                response=response, latency_s=latency, cost_usd=cost, mode=self.mode_of(request),
+                ctx,
+                key=key,
+                label=self.label,
+                source="provider",
+                request=req_json,
+                response=response,
+                latency_s=latency,
+                cost_usd=cost,
+                mode=self.mode_of(request),
                 batch_id=batch_id,
-            )  # fmt: skip
+            )
             if batch_id is not None:
                 recorder.finish_batch(batch_id)
         return CallOutcome(response, "provider", key, latency, cost)

@@ -91,11 +91,23 @@ class CallGate:
         self.cost += cost
 
     def spent(self) -> dict[str, Any]:
-        return {"calls": self.calls, "tokens": self.tokens, "cost_usd": self.cost, "in_flight": self.in_flight,
-                "peak_in_flight": {k: e.peak for k, e in self.endpoints.items()}}  # fmt: skip
+        return {
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "cost_usd": self.cost,
+            "in_flight": self.in_flight,
+            "peak_in_flight": {k: e.peak for k, e in self.endpoints.items()},
+        }
 
     # -- throttle ---------------------------------------------------------------------------
-    async def acquire(self, endpoint: str, est_tokens: float, concurrency: int, rpm: float | None, tpm: float | None) -> None:  # fmt: skip
+    async def acquire(
+        self,
+        endpoint: str,
+        est_tokens: float,
+        concurrency: int,
+        rpm: float | None,
+        tpm: float | None,
+    ) -> None:
         ep = self.endpoints.get(endpoint)
         if ep is None:
             ep = self.endpoints[endpoint] = _Endpoint(

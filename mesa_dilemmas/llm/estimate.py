@@ -202,8 +202,16 @@ def price_rows(
             list_usd = price_tokens(entry, t.tokens_in, t.tokens_out)
             cached_usd = price_tokens(entry, t.tokens_in, t.tokens_out, t.cached_in)
             batch_usd = price_tokens(entry, t.tokens_in, t.tokens_out, t.cached_in, batch=True)
-        rows.append(Row(label, t, list_usd, cached_usd, batch_usd,
-                        wall_seconds(t, settings, processes, (latency_s or {}).get(label))))  # fmt: skip
+        rows.append(
+            Row(
+                label,
+                t,
+                list_usd,
+                cached_usd,
+                batch_usd,
+                wall_seconds(t, settings, processes, (latency_s or {}).get(label)),
+            )
+        )
     return rows
 
 
@@ -240,20 +248,29 @@ def _time(seconds: float) -> str:
 
 def format_table(rows: list[Row], sampled: str = "") -> str:
     """The estimate as a table (one line per model), with the price table's date."""
-    head = ("model", "calls", "input", "cached", "output", "list", "cached $", "batch",
-            "wall time")  # fmt: skip
+    head = ("model", "calls", "input", "cached", "output", "list", "cached $", "batch", "wall time")
     body = [
         (
-            r.label, f"{r.tally.calls:,}", f"{r.tally.tokens_in:,}", f"{r.tally.cached_in:,}",
-            f"{r.tally.tokens_out:,}", _usd(r.list_usd), _usd(r.cached_usd), _usd(r.batch_usd),
+            r.label,
+            f"{r.tally.calls:,}",
+            f"{r.tally.tokens_in:,}",
+            f"{r.tally.cached_in:,}",
+            f"{r.tally.tokens_out:,}",
+            _usd(r.list_usd),
+            _usd(r.cached_usd),
+            _usd(r.batch_usd),
             _time(r.seconds),
         )
         for r in rows
-    ]  # fmt: skip
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
-    lines = ["  ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in
-                       enumerate(zip(row, widths, strict=True)))
-             for row in (head, *body)]  # fmt: skip
+    lines = [
+        "  ".join(
+            f"{c:<{w}}" if i == 0 else f"{c:>{w}}"
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in (head, *body)
+    ]
     total = sum(r.list_usd or 0.0 for r in rows)
     lines.append(
         f"total about {_usd(total)} at list prices (prices.toml checked {prices_checked()}; "

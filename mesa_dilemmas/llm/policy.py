@@ -218,18 +218,28 @@ class LLMPolicy(Policy):
 
         s = self.settings
         request = ChatRequest(
-            messages=tuple(messages), temperature=s.temperature, max_tokens=s.max_tokens,
-            seed=seed_for(ctx.sample_id), top_p=s.top_p, schema=schema,
-        )  # fmt: skip
+            messages=tuple(messages),
+            temperature=s.temperature,
+            max_tokens=s.max_tokens,
+            seed=seed_for(ctx.sample_id),
+            top_p=s.top_p,
+            schema=schema,
+        )
         value = random_answer(decision.spec, np.random.default_rng(request.seed))
         response = dry_response(request, s, mode, value)
         run = session.current()
         if run is not None:
             run.recorder.record_call(
-                ctx, key=call_key(self.spec.label, request, ctx.sample_id), label=self.spec.label,
-                source="dry", request=request.to_json(), response=response, latency_s=0.0,
-                cost_usd=0.0, mode=mode,
-            )  # fmt: skip
+                ctx,
+                key=call_key(self.spec.label, request, ctx.sample_id),
+                label=self.spec.label,
+                source="dry",
+                request=request.to_json(),
+                response=response,
+                latency_s=0.0,
+                cost_usd=0.0,
+                mode=mode,
+            )
         self._record(ctx, 0, 0, None, 0, None, value)
         return Answer(value, raw=response.text)
 
@@ -246,6 +256,12 @@ class LLMPolicy(Policy):
         run = session.current()
         if run is not None:
             run.recorder.record_decision(
-                ctx, retries=retries, parse_failures=failures, fell_back=fallback is not None,
-                call_errors=call_errors, error=error, value=value, fallback=fallback,
-            )  # fmt: skip
+                ctx,
+                retries=retries,
+                parse_failures=failures,
+                fell_back=fallback is not None,
+                call_errors=call_errors,
+                error=error,
+                value=value,
+                fallback=fallback,
+            )

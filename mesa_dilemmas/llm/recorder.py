@@ -64,11 +64,19 @@ CREATE TABLE IF NOT EXISTS batches (
 #: and what exactly was sent and answered: the dated model snapshot the provider named, its
 #: system fingerprint, the parameters as sent (after any SDK filtering), prompt-cache reads and
 #: writes, reasoning tokens, and the batch job that carried the call
-ATTEMPT_COLUMNS = (("status", "TEXT"), ("http_status", "INTEGER"), ("retried", "INTEGER"),
-                   ("mode", "TEXT"), ("snapshot", "TEXT"), ("fingerprint", "TEXT"),
-                   ("params", "TEXT"), ("cached_tokens", "INTEGER"),
-                   ("cache_write_tokens", "INTEGER"), ("reasoning_tokens", "INTEGER"),
-                   ("batch_id", "TEXT"))  # fmt: skip
+ATTEMPT_COLUMNS = (
+    ("status", "TEXT"),
+    ("http_status", "INTEGER"),
+    ("retried", "INTEGER"),
+    ("mode", "TEXT"),
+    ("snapshot", "TEXT"),
+    ("fingerprint", "TEXT"),
+    ("params", "TEXT"),
+    ("cached_tokens", "INTEGER"),
+    ("cache_write_tokens", "INTEGER"),
+    ("reasoning_tokens", "INTEGER"),
+    ("batch_id", "TEXT"),
+)
 
 #: sources of an answer: a paid provider call, the shared cache, an earlier segment of this run
 SOURCES = ("provider", "cache", "run", "replay")
@@ -143,22 +151,41 @@ class RunRecorder:
             " reasoning_tokens, batch_id)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                time.time(), self.segment, os.getpid(), key, label, ctx.policy, source,
-                ctx.run_seed, ctx.agent_id, ctx.round, ctx.step, ctx.kind, ctx.counter,
+                time.time(),
+                self.segment,
+                os.getpid(),
+                key,
+                label,
+                ctx.policy,
+                source,
+                ctx.run_seed,
+                ctx.agent_id,
+                ctx.round,
+                ctx.step,
+                ctx.kind,
+                ctx.counter,
                 ctx.attempt,
                 response.tokens_in if response else 0,
                 response.tokens_out if response else 0,
-                latency_s, cost_usd,
+                latency_s,
+                cost_usd,
                 response.finish_reason if response else None,
-                redact(error), redact(json.dumps(request)),
+                redact(error),
+                redact(json.dumps(request)),
                 redact(json.dumps(response.to_json())) if response else None,
-                "error" if error else "ok", http_status, int(retried), mode,
-                response.model if response else None, extra.get("system_fingerprint"),
+                "error" if error else "ok",
+                http_status,
+                int(retried),
+                mode,
+                response.model if response else None,
+                extra.get("system_fingerprint"),
                 redact(json.dumps(sent)) if sent is not None else None,
-                int(extra.get("cached_tokens") or 0), int(extra.get("cache_write_tokens") or 0),
-                int(extra.get("reasoning_tokens") or 0), batch_id,
+                int(extra.get("cached_tokens") or 0),
+                int(extra.get("cache_write_tokens") or 0),
+                int(extra.get("reasoning_tokens") or 0),
+                batch_id,
             ),
-        )  # fmt: skip
+        )
 
     def record_decision(
         self,
@@ -181,12 +208,25 @@ class RunRecorder:
             " counter, retries, parse_failures, fell_back, call_errors, error, value, fallback)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                time.time(), self.segment, os.getpid(), ctx.policy, ctx.run_seed, ctx.agent_id,
-                ctx.round, ctx.step, ctx.kind, ctx.counter, retries, parse_failures,
-                int(fell_back), call_errors, redact(error), redact(json.dumps(value, default=str)),
+                time.time(),
+                self.segment,
+                os.getpid(),
+                ctx.policy,
+                ctx.run_seed,
+                ctx.agent_id,
+                ctx.round,
+                ctx.step,
+                ctx.kind,
+                ctx.counter,
+                retries,
+                parse_failures,
+                int(fell_back),
+                call_errors,
+                redact(error),
+                redact(json.dumps(value, default=str)),
                 fallback,
             ),
-        )  # fmt: skip
+        )
 
     # -- batch jobs: recorded as soon as they exist, so a killed run polls them again ------
     def record_batch(self, batch_id: str, label: str, keys: list[str]) -> None:

@@ -54,8 +54,13 @@ def start_run(settings: LLMSettings, run_dir: Path, resume: bool = False) -> Non
     if old is not None:
         old.close()
     if not resume:
-        for name in (_recorder.FILENAME, f"{_recorder.FILENAME}-wal", f"{_recorder.FILENAME}-shm",
-                     "llm_calls.parquet", "llm_decisions.parquet"):  # fmt: skip
+        for name in (
+            _recorder.FILENAME,
+            f"{_recorder.FILENAME}-wal",
+            f"{_recorder.FILENAME}-shm",
+            "llm_calls.parquet",
+            "llm_decisions.parquet",
+        ):
             (run_dir / name).unlink(missing_ok=True)
     rec = RunRecorder.at(run_dir)
     segment = rec.next_segment()

@@ -75,26 +75,46 @@ class BatchExperiment:
         engine, why = choose_engine(model_cls, parameters, n_cells, settings.engine)
         workers = (settings.backend != "local" and settings.workers) or ctx.processes
         max_runs = MAX_VECTOR_RUNS_PER_CHUNK if engine == "vector" else MAX_RUNS_PER_CHUNK
-        ranges = chunk_ranges(len(seeds) * n_cells, n_cells, workers=workers, max_runs=max_runs,
-                              replications_per_chunk=options.replications_per_chunk)  # fmt: skip
+        ranges = chunk_ranges(
+            len(seeds) * n_cells,
+            n_cells,
+            workers=workers,
+            max_runs=max_runs,
+            replications_per_chunk=options.replications_per_chunk,
+        )
         partial_dir = ctx.out_dir / "partial"
         partial_dir.mkdir(exist_ok=True)
         paths = [chunk_path(partial_dir, i) for i in range(len(ranges))]
         todo = [
-            make_chunk(i, runs, game=scenario.game, parameters=parameters, n_cells=n_cells,
-                       seeds=seeds, max_steps=scenario.max_steps, engine=engine)
+            make_chunk(
+                i,
+                runs,
+                game=scenario.game,
+                parameters=parameters,
+                n_cells=n_cells,
+                seeds=seeds,
+                max_steps=scenario.max_steps,
+                engine=engine,
+            )
             for i, runs in enumerate(ranges)
             if not (ctx.resume and is_saved(paths[i], runs))
-        ]  # fmt: skip
+        ]
 
         def save(i: int, frame: Any) -> None:
             save_chunk(frame, paths[todo[i].index])
 
         execution.map_tasks(
-            run_batch_chunk, todo, processes=ctx.processes, progress=ctx.progress,
-            desc=progress_label(scenario), on_result=save, keep=False,
-            label=lambda i: todo[i].describe(), unit="run", sizes=[c.stop - c.start for c in todo],
-        )  # fmt: skip
+            run_batch_chunk,
+            todo,
+            processes=ctx.processes,
+            progress=ctx.progress,
+            desc=progress_label(scenario),
+            on_result=save,
+            keep=False,
+            label=lambda i: todo[i].describe(),
+            unit="run",
+            sizes=[c.stop - c.start for c in todo],
+        )
 
         shape = Shape(
             parameters=list(parameters),

@@ -114,8 +114,17 @@ def make_chunk(
     engine: str = "mesa",
 ) -> BatchChunk:
     first, last = runs.start // n_cells, (runs.stop - 1) // n_cells
-    return BatchChunk(index, game, parameters, n_cells, runs.start, runs.stop,
-                      seeds[first : last + 1], max_steps, engine)  # fmt: skip
+    return BatchChunk(
+        index,
+        game,
+        parameters,
+        n_cells,
+        runs.start,
+        runs.stop,
+        seeds[first : last + 1],
+        max_steps,
+        engine,
+    )
 
 
 def vector_engine(model_cls: type) -> ModuleType | None:
@@ -231,11 +240,16 @@ def is_saved(path: Path, runs: range) -> bool:
     try:
         ids = pd.read_parquet(path, columns=["RunId"])["RunId"]
     except Exception as exc:  # noqa: BLE001 - any unreadable file is re-run, not trusted
-        print(f"note: {path.name} is unreadable ({type(exc).__name__}); running it again",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"note: {path.name} is unreadable ({type(exc).__name__}); running it again",
+            file=sys.stderr,
+        )
         return False
     if set(ids.unique().tolist()) != set(runs):
-        print(f"note: {path.name} holds other runs than this chunk's {runs.start}..{runs.stop - 1}"
-              " (saved with another chunk size); running it again", file=sys.stderr)  # fmt: skip
+        print(
+            f"note: {path.name} holds other runs than this chunk's {runs.start}..{runs.stop - 1}"
+            " (saved with another chunk size); running it again",
+            file=sys.stderr,
+        )
         return False
     return True

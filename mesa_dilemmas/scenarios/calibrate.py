@@ -168,18 +168,29 @@ def run_calibration(
         if (out_dir / "study.db").exists():
             raise ConfigError(f"--out: {out_dir} already holds a study; use --resume {out_dir}")
         ranges_l = {k: list(v) for k, v in ranges.items()}
-        spec = {"scenario": scenario.name, "game": scenario.game, "trials": trials,
-                "targets": [t.__dict__ for t in targets], "ranges": ranges_l,
-                "seed": scenario.seed, "replications": scenario.replications,
-                "max_steps": scenario.max_steps, "params": scenario.params}  # fmt: skip
+        spec = {
+            "scenario": scenario.name,
+            "game": scenario.game,
+            "trials": trials,
+            "targets": [t.__dict__ for t in targets],
+            "ranges": ranges_l,
+            "seed": scenario.seed,
+            "replications": scenario.replications,
+            "max_steps": scenario.max_steps,
+            "params": scenario.params,
+        }
         spec_path.write_text(json.dumps(spec, indent=2, default=str) + "\n")
     metrics = tuple(dict.fromkeys(t.metric for t in targets))
     log = out_dir / "evaluations.jsonl"
     directions = [t.direction for t in targets]
     sampler = optuna.samplers.TPESampler(seed=scenario.seed)
-    study = optuna.create_study(storage=f"sqlite:///{out_dir / 'study.db'}",
-                                study_name="calibrate", directions=directions, sampler=sampler,
-                                load_if_exists=True)  # fmt: skip
+    study = optuna.create_study(
+        storage=f"sqlite:///{out_dir / 'study.db'}",
+        study_name="calibrate",
+        directions=directions,
+        sampler=sampler,
+        load_if_exists=True,
+    )
 
     def values_of(means: dict[str, float]) -> list[float]:
         return [t.objective(means[t.metric]) for t in targets]
@@ -202,12 +213,19 @@ def run_calibration(
         numbers = sorted(points)
         done: dict[int, dict[str, float]] = {}
         if numbers == list(range(numbers[0], numbers[0] + len(numbers))):  # one parallel batch
-            done = evaluate_points(scenario, [points[n] for n in numbers], metrics, log,
-                                   processes=processes, offset=numbers[0])  # fmt: skip
+            done = evaluate_points(
+                scenario,
+                [points[n] for n in numbers],
+                metrics,
+                log,
+                processes=processes,
+                offset=numbers[0],
+            )
         else:
             for number in numbers:  # numbered by trial, appended as each point ends
-                done.update(evaluate_points(scenario, [points[number]], metrics, log,
-                                            offset=number))  # fmt: skip
+                done.update(
+                    evaluate_points(scenario, [points[number]], metrics, log, offset=number)
+                )
         for t in asked:
             values = values_of(done[t.number])
             if all(math.isfinite(v) for v in values):
@@ -220,19 +238,34 @@ def run_calibration(
     frame = frame.rename(columns={**names, "value": targets[0].label, "values": targets[0].label})
     frame.to_csv(out_dir / "trials.csv", index=False)
     best_trials = [study.best_trial] if len(targets) == 1 else study.best_trials
-    best = [{"trial": t.number, "params": t.params,
-             "objectives": dict(zip([x.label for x in targets], t.values, strict=True))}
-            for t in best_trials]  # fmt: skip
-    (out_dir / "best.json").write_text(json.dumps(
-        {"targets": [t.label for t in targets], "trials": complete(),
-         "pareto_front" if len(targets) > 1 else "best": best}, indent=2) + "\n")  # fmt: skip
-    fig = _figure(frame, targets, [t.number for t in best_trials], out_dir / "calibration.png",
-                  scenario.name)  # fmt: skip
+    best = [
+        {
+            "trial": t.number,
+            "params": t.params,
+            "objectives": dict(zip([x.label for x in targets], t.values, strict=True)),
+        }
+        for t in best_trials
+    ]
+    (out_dir / "best.json").write_text(
+        json.dumps(
+            {
+                "targets": [t.label for t in targets],
+                "trials": complete(),
+                "pareto_front" if len(targets) > 1 else "best": best,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    fig = _figure(
+        frame, targets, [t.number for t in best_trials], out_dir / "calibration.png", scenario.name
+    )
     return CalibrationResult(out_dir, best, frame, fig)
 
 
-def _figure(frame: pd.DataFrame, targets: list[Target], best: list[int], path: Path,
-            title: str) -> Path:  # fmt: skip
+def _figure(
+    frame: pd.DataFrame, targets: list[Target], best: list[int], path: Path, title: str
+) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -264,13 +297,20 @@ def _figure(frame: pd.DataFrame, targets: list[Target], best: list[int], path: P
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("calibrate", help="search open parameters against target statistics (optuna)")  # fmt: skip
+    p = subparsers.add_parser(
+        "calibrate", help="search open parameters against target statistics (optuna)"
+    )
     p.add_argument("scenario", help="a bundled scenario name or a TOML file")
     p.add_argument("--targets", type=Path, help="a TOML file of [[target]] tables")
     p.add_argument("--trials", type=int, default=0, help="trials to complete (default 50)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=LOW:HIGH")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a scenario field (replications=8, max_steps=50, ...)")  # fmt: skip
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario field (replications=8, max_steps=50, ...)",
+    )
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--backend", choices=("local", "ray"), default=None)
     group = p.add_mutually_exclusive_group()
@@ -291,10 +331,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         targets = read_targets(args.targets, model_cls)
         ranges = parse_ranges(args.param, model_cls)
     with execution_for(scenario, args):
-        result = run_calibration(scenario, targets=targets, ranges=ranges,
-                                 trials=args.trials or (0 if resume else 50), out_dir=out,
-                                 processes=args.processes, resume=resume,
-                                 progress=not args.no_progress)  # fmt: skip
+        result = run_calibration(
+            scenario,
+            targets=targets,
+            ranges=ranges,
+            trials=args.trials or (0 if resume else 50),
+            out_dir=out,
+            processes=args.processes,
+            resume=resume,
+            progress=not args.no_progress,
+        )
     print(json.dumps(result.best, indent=2))
     print(f"\n{len(result.trials)} trials; best.json, trials.csv and the figure in {out}")
     return 0

@@ -75,8 +75,13 @@ RESUME_MAY_CHANGE = (
     "llm.max_retries",
     "llm.cache_dir",
 )
-_PROVIDER_MAY_CHANGE = ("max_concurrency", "requests_per_minute", "tokens_per_minute", "timeout_s",
-                        "max_retries")  # fmt: skip
+_PROVIDER_MAY_CHANGE = (
+    "max_concurrency",
+    "requests_per_minute",
+    "tokens_per_minute",
+    "timeout_s",
+    "max_retries",
+)
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

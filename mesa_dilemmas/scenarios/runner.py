@@ -302,8 +302,10 @@ def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, fl
             if rate > WARN_FALLBACK_RATE
             else ""
         )
-        print(f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}{why}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}{why}",
+            file=sys.stderr,
+        )
         if rate > limit:
             over.append(label)
     return over

@@ -58,8 +58,10 @@ def parse_ranges(items: list[str], model_cls: type) -> dict[str, tuple[float, fl
             raise ConfigError(f"--param: {item!r} must have the form NAME=LOW:HIGH")
         name = name.strip()
         if name not in fields:
-            raise ConfigError(f"--param: {name!r} is not a parameter of {model_cls.__name__}"
-                              f"{did_you_mean(name, list(fields))}")  # fmt: skip
+            raise ConfigError(
+                f"--param: {name!r} is not a parameter of {model_cls.__name__}"
+                f"{did_you_mean(name, list(fields))}"
+            )
         kind = fields[name].annotation
         if kind not in (int, float):
             raise ConfigError(f"--param: {name} is {getattr(kind, '__name__', kind)}, not a number")
@@ -214,8 +216,9 @@ def evaluate_points(
     todo = [(offset + i, p) for i, p in enumerate(points) if offset + i not in done]
     if not todo:
         return done
-    engine = choose_point_engine(model_cls, [{**fixed, **p} for _, p in todo[:1] + todo[-1:]],
-                                 execution.current().engine)  # fmt: skip
+    engine = choose_point_engine(
+        model_cls, [{**fixed, **p} for _, p in todo[:1] + todo[-1:]], execution.current().engine
+    )
     if engine == "vector":  # every point must be supported, not only the first and last
         engine = choose_point_engine(model_cls, [{**fixed, **p} for _, p in todo], "auto")
     seeds = derive_seeds(scenario.seed, scenario.replications)
@@ -223,7 +226,7 @@ def evaluate_points(
     tasks = [
         PointTask(
             scenario.game, fixed, todo[s : s + size], seeds, scenario.max_steps, metrics, engine
-        )  # fmt: skip
+        )
         for s in range(0, len(todo), size)
     ]
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -241,9 +244,17 @@ def evaluate_points(
                 fh.write(json.dumps({"index": index, "metrics": values}) + "\n")
                 done[index] = values
 
-    execution.map_tasks(evaluate, tasks, processes=processes, progress=progress, desc=desc,
-                        on_result=save, keep=False, unit="point",
-                        sizes=[len(t.points) for t in tasks])  # fmt: skip
+    execution.map_tasks(
+        evaluate,
+        tasks,
+        processes=processes,
+        progress=progress,
+        desc=desc,
+        on_result=save,
+        keep=False,
+        unit="point",
+        sizes=[len(t.points) for t in tasks],
+    )
     return done
 
 
@@ -251,7 +262,11 @@ def evaluate_points(
 
 
 def design(method: str, ranges: dict[str, tuple[float, float]], samples: int, seed: int) -> Any:
-    problem = {"num_vars": len(ranges), "names": list(ranges), "bounds": [list(b) for b in ranges.values()]}  # fmt: skip
+    problem = {
+        "num_vars": len(ranges),
+        "names": list(ranges),
+        "bounds": [list(b) for b in ranges.values()],
+    }
     if method == "sobol":
         from SALib.sample import sobol
 
@@ -272,14 +287,27 @@ def analyse(
         from SALib.analyze import sobol
 
         res = sobol.analyze(problem, y, calc_second_order=False, conf_level=CONF_LEVEL, seed=seed)
-        return pd.DataFrame({"S1": res["S1"], "S1_conf": res["S1_conf"], "ST": res["ST"],
-                             "ST_conf": res["ST_conf"]}, index=problem["names"])  # fmt: skip
+        return pd.DataFrame(
+            {
+                "S1": res["S1"],
+                "S1_conf": res["S1_conf"],
+                "ST": res["ST"],
+                "ST_conf": res["ST_conf"],
+            },
+            index=problem["names"],
+        )
     from SALib.analyze import morris
 
     res = morris.analyze(problem, x, y, conf_level=CONF_LEVEL, num_levels=4, seed=seed)
-    frame = pd.DataFrame({"mu": res["mu"], "mu_star": res["mu_star"],
-                          "mu_star_conf": res["mu_star_conf"], "sigma": res["sigma"]},
-                         index=problem["names"])  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "mu": res["mu"],
+            "mu_star": res["mu_star"],
+            "mu_star_conf": res["mu_star_conf"],
+            "sigma": res["sigma"],
+        },
+        index=problem["names"],
+    )
     frame["sigma_conf"] = _sigma_conf(problem, x, y, seed)
     return frame
 
@@ -298,8 +326,9 @@ def _sigma_conf(problem: dict[str, Any], x: np.ndarray, y: np.ndarray, seed: int
             if delta[j] != 0:
                 effects[t, j] = (ys[t, step + 1] - ys[t, step]) / delta[j]
     rng = np.random.default_rng(seed)
-    boots = np.array([np.nanstd(effects[rng.integers(0, len(xs), len(xs))], axis=0, ddof=1)
-                      for _ in range(1000)])  # fmt: skip
+    boots = np.array(
+        [np.nanstd(effects[rng.integers(0, len(xs), len(xs))], axis=0, ddof=1) for _ in range(1000)]
+    )
     from scipy.stats import norm
 
     return norm.ppf(0.5 + CONF_LEVEL / 2) * np.nanstd(boots, axis=0, ddof=1)
@@ -376,20 +405,37 @@ def run_sensitivity(
         problem, x = design(method, ranges, samples, scenario.seed)
         out_dir.mkdir(parents=True, exist_ok=True)
         np.save(out_dir / "points.npy", x)
-        spec = {"scenario": scenario.name, "game": scenario.game, "method": method,
-                "samples": samples, "metric": metric, "problem": problem, "seed": scenario.seed,
-                "replications": scenario.replications, "max_steps": scenario.max_steps,
-                "params": scenario.params}  # fmt: skip
+        spec = {
+            "scenario": scenario.name,
+            "game": scenario.game,
+            "method": method,
+            "samples": samples,
+            "metric": metric,
+            "problem": problem,
+            "seed": scenario.seed,
+            "replications": scenario.replications,
+            "max_steps": scenario.max_steps,
+            "params": scenario.params,
+        }
         spec_path.write_text(json.dumps(spec, indent=2, default=str) + "\n")
         (out_dir / "evaluations.jsonl").unlink(missing_ok=True)
     known = getattr(model_cls, "RUN_METRICS", None)
     if known and metric not in known:
-        raise ConfigError(f"--metric: {metric!r} is not a run metric of {scenario.game}"
-                          f"{did_you_mean(metric, list(known))}")  # fmt: skip
+        raise ConfigError(
+            f"--metric: {metric!r} is not a run metric of {scenario.game}"
+            f"{did_you_mean(metric, list(known))}"
+        )
     names = problem["names"]
     points = [point_kwargs(model_cls, names, row) for row in x]
-    done = evaluate_points(scenario, points, (metric,), out_dir / "evaluations.jsonl",
-                           processes=processes, progress=progress, desc=f"{method} points")  # fmt: skip
+    done = evaluate_points(
+        scenario,
+        points,
+        (metric,),
+        out_dir / "evaluations.jsonl",
+        processes=processes,
+        progress=progress,
+        desc=f"{method} points",
+    )
     y = np.array([done[i][metric] for i in range(len(points))], dtype=float)
     table = analyse(method, problem, x, y, scenario.seed)
     table.index.name = "parameter"
@@ -405,7 +451,7 @@ def run_sensitivity(
             },
             indent=2,
         )
-        + "\n"  # fmt: skip
+        + "\n"
     )
     title = f"{scenario.name}: {method} indices of {metric}\n({len(points)} points x {scenario.replications} runs)"
     fig = figure(table, method, title, out_dir / "sensitivity.png")
@@ -416,16 +462,33 @@ def run_sensitivity(
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("sensitivity", help="global sensitivity (Sobol or Morris) of a run metric to open parameters")  # fmt: skip
+    p = subparsers.add_parser(
+        "sensitivity",
+        help="global sensitivity (Sobol or Morris) of a run metric to open parameters",
+    )
     p.add_argument("scenario", help="a bundled scenario name or a TOML file")
     p.add_argument("--method", choices=("sobol", "morris"), default="sobol")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=LOW:HIGH",
-                   help="an open parameter and its range (repeat)")  # fmt: skip
-    p.add_argument("--samples", type=int, default=64,
-                   help="Sobol: N (N (D+2) points, a power of 2); Morris: trajectories")  # fmt: skip
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        help="an open parameter and its range (repeat)",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=64,
+        help="Sobol: N (N (D+2) points, a power of 2); Morris: trajectories",
+    )
     p.add_argument("--metric", required=False, help="the run metric to explain")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a scenario field (replications=8, max_steps=50, ...)")  # fmt: skip
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario field (replications=8, max_steps=50, ...)",
+    )
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--backend", choices=("local", "ray"), default=None)
     p.add_argument("--out", type=Path, default=None)
@@ -441,7 +504,12 @@ def load_for_command(args: argparse.Namespace, kind: str) -> tuple[Scenario, Pat
     from mesa_dilemmas.scenarios.config import load_scenario
 
     scenario, _ = load_scenario(args.scenario, args.set or [])
-    out = args.resume or args.out or Path("runs") / f"{kind}-{scenario.name.replace('/', '-')}-{time.strftime('%Y%m%d-%H%M%S')}"  # fmt: skip
+    out = (
+        args.resume
+        or args.out
+        or Path("runs")
+        / f"{kind}-{scenario.name.replace('/', '-')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     return scenario, Path(out)
 
 
@@ -462,10 +530,17 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     if not resume and not args.metric:
         raise ConfigError("--metric: name the run metric to explain")
     with execution_for(scenario, args):
-        result = run_sensitivity(scenario, method=args.method, ranges=ranges,
-                                 samples=args.samples, metric=args.metric or "", out_dir=out,
-                                 processes=args.processes, resume=resume,
-                                 progress=not args.no_progress)  # fmt: skip
+        result = run_sensitivity(
+            scenario,
+            method=args.method,
+            ranges=ranges,
+            samples=args.samples,
+            metric=args.metric or "",
+            out_dir=out,
+            processes=args.processes,
+            resume=resume,
+            progress=not args.no_progress,
+        )
     print(result.table.round(4).to_string())
     print(f"\n{result.evaluated} points; indices, points and figure in {result.out_dir}")
     return 0

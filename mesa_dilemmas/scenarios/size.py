@@ -253,8 +253,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("scenario", help="a bundled scenario name or a TOML file")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field")
-    p.add_argument("--rounds", type=int, default=ESTIMATE_ROUNDS,
-                   help="rounds played dry per cell before scaling (default 3)")  # fmt: skip
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=ESTIMATE_ROUNDS,
+        help="rounds played dry per cell before scaling (default 3)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_estimate)
 
@@ -274,13 +278,26 @@ def cmd_estimate(args: Any) -> int:
         print(f"{scenario.name}: no LLM calls to estimate (or not a batch scenario)")
         return 0
     if args.json:
-        print(json.dumps([
-            {"model": r.label, "calls": r.tally.calls, "tokens_in": r.tally.tokens_in,
-             "cached_tokens": r.tally.cached_in, "shared_prefix_tokens": r.tally.shared_in,
-             "tokens_out": r.tally.tokens_out, "list_usd": r.list_usd,
-             "cached_usd": r.cached_usd, "batch_usd": r.batch_usd, "wall_s": r.seconds}
-            for r in found.rows
-        ], indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                [
+                    {
+                        "model": r.label,
+                        "calls": r.tally.calls,
+                        "tokens_in": r.tally.tokens_in,
+                        "cached_tokens": r.tally.cached_in,
+                        "shared_prefix_tokens": r.tally.shared_in,
+                        "tokens_out": r.tally.tokens_out,
+                        "list_usd": r.list_usd,
+                        "cached_usd": r.cached_usd,
+                        "batch_usd": r.batch_usd,
+                        "wall_s": r.seconds,
+                    }
+                    for r in found.rows
+                ],
+                indent=2,
+            )
+        )
         return 0
     print(found.table)
     return 0

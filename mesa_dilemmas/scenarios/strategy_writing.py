@@ -487,19 +487,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", type=int, required=True, help="strategies to write")
     p.add_argument("--out", required=True, help="the set's directory (new, or --resume it)")
     p.add_argument("--name", help="the set's name (default <model>_<attitude>_<game>)")
-    p.add_argument("--max-tries", type=int, default=DEFAULT_TRIES,
-                   help="implementations tried per description")  # fmt: skip
+    p.add_argument(
+        "--max-tries", type=int, default=DEFAULT_TRIES, help="implementations tried per description"
+    )
     p.add_argument("--seed", type=int, default=0, help="run seed of the calls' sample ids")
     p.add_argument("--llm", metavar="FILE", help="a TOML file with an [llm] table (settings)")
     p.add_argument("--max-calls", type=int, help="budget: provider calls")
     p.add_argument("--max-cost", type=float, help="budget: USD")
     p.add_argument("--description-tokens", type=int, default=700)
     p.add_argument("--code-tokens", type=int, default=1200)
-    p.add_argument("--resume", action="store_true",
-                   help="continue a killed or stopped run in --out (no call is paid twice)")  # fmt: skip
-    p.add_argument("--batch", action="store_true",
-                   help="send each round's calls as one batch job (OpenAI, Anthropic): batch "
-                        "prices; --resume polls a pending job")  # fmt: skip
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a killed or stopped run in --out (no call is paid twice)",
+    )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each round's calls as one batch job (OpenAI, Anthropic): batch "
+        "prices; --resume polls a pending job",
+    )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_generate)
 
@@ -521,8 +528,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return _fail(f"-n: must be at least 1 (got {args.n})")
     if not 1 <= args.max_tries <= 20:
         return _fail(f"--max-tries: must be between 1 and 20 (got {args.max_tries})")
-    for flag, value in (("--description-tokens", args.description_tokens),
-                        ("--code-tokens", args.code_tokens)):  # fmt: skip
+    for flag, value in (
+        ("--description-tokens", args.description_tokens),
+        ("--code-tokens", args.code_tokens),
+    ):
         if value < 16:
             return _fail(f"{flag}: must be at least 16 (got {value})")
     out = Path(args.out)
@@ -578,8 +587,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     except llm.ProviderRejected as exc:  # a provider down after its retries, a rejected key
         session.finish_run()
         hint = f": continue with --resume --out {out}" if exc.resumable else ""
-        print(f"stopped: {exc}; the calls made so far are recorded in {out}{hint}",
-              file=sys.stderr)  # fmt: skip
+        print(f"stopped: {exc}; the calls made so far are recorded in {out}{hint}", file=sys.stderr)
         return 3
     except llm.ReplayMiss as exc:
         session.finish_run()
@@ -594,7 +602,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             "tokens_in",
             "tokens_out",
             "cost_usd",
-        )  # fmt: skip
+        )
     }
     (out / "generation.json").write_text(json.dumps(row, indent=2))
     print(

@@ -112,8 +112,9 @@ def _conform(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     """One chunk's rows as a table of the common ``schema`` (a column the chunk lacks is null)."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     columns = [
-        table.column(f.name).cast(f.type) if f.name in table.column_names
+        table.column(f.name).cast(f.type)
+        if f.name in table.column_names
         else pa.nulls(len(table), f.type)
         for f in schema
-    ]  # fmt: skip
+    ]
     return pa.Table.from_arrays(columns, schema=schema)

@@ -69,13 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
-    parser.add_argument("--llm-config", metavar="TOML",
-                        help="base LLM settings for LLM agents: a file with an [llm] table "
-                             "(as in a scenario); the page's answer mode and max tokens apply on top")  # fmt: skip
-    parser.add_argument("--record-dir", metavar="DIR",
-                        help="where the LLM calls of each run are recorded (default: a temporary directory)")  # fmt: skip
-    parser.add_argument("--no-assets", action="store_true",
-                        help="do not fetch Solara's front-end files from the npm registry when missing")  # fmt: skip
+    parser.add_argument(
+        "--llm-config",
+        metavar="TOML",
+        help="base LLM settings for LLM agents: a file with an [llm] table "
+        "(as in a scenario); the page's answer mode and max tokens apply on top",
+    )
+    parser.add_argument(
+        "--record-dir",
+        metavar="DIR",
+        help="where the LLM calls of each run are recorded (default: a temporary directory)",
+    )
+    parser.add_argument(
+        "--no-assets",
+        action="store_true",
+        help="do not fetch Solara's front-end files from the npm registry when missing",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -144,9 +153,19 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
             "pick another with --port, or --port 0 for any free one"
         )
     cmd = [
-        sys.executable, "-m", "solara", "run", APP_MODULE, "--host", args.host, "--port", str(port),
-        "--production", "--no-open", "--no-check-version",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "solara",
+        "run",
+        APP_MODULE,
+        "--host",
+        args.host,
+        "--port",
+        str(port),
+        "--production",
+        "--no-open",
+        "--no-check-version",
+    ]
     print(f"mesa-dilemmas dashboard: http://{args.host}:{port}/  (Ctrl-C stops it)", flush=True)
     proc = subprocess.Popen(cmd, env=env)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # stopped by a supervisor: same as Ctrl-C
@@ -194,10 +213,20 @@ def start_in_background(
     """Serve the dashboard in a child process on a free loopback port; return it and its URL
     once the home page answers (for scripts and benchmarks that drive a browser).  ``env``
     adds variables to the child's environment."""
-    env = {**os.environ, "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False", "PYTHONUNBUFFERED": "1",
-           **(env or {})}  # fmt: skip
-    cmd = [sys.executable, "-m", "mesa_dilemmas.viz.dashboard_cli", "--port", str(free_port()),
-           *extra_args]  # fmt: skip
+    env = {
+        **os.environ,
+        "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False",
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "mesa_dilemmas.viz.dashboard_cli",
+        "--port",
+        str(free_port()),
+        *extra_args,
+    ]
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=cwd
     )

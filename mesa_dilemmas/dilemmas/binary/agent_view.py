@@ -26,10 +26,16 @@ def binary_players(game: Any) -> list[dict[str, Any]]:
         last = ("C" if played[-1, i] else "D") if len(played) else "not yet"
         stacked[strategy] = stacked.get(strategy, 0) + 1
         coop = round(float(played[:, i].mean()), 2) if len(played) else None
-        rows.append({
-            "strategy": strategy, "place": stacked[strategy], "player": i, "last action": last,
-            "cooperated (share of rounds)": coop, "payoff so far": round(float(totals[i]), 2),
-        })  # fmt: skip
+        rows.append(
+            {
+                "strategy": strategy,
+                "place": stacked[strategy],
+                "player": i,
+                "last action": last,
+                "cooperated (share of rounds)": coop,
+                "payoff so far": round(float(totals[i]), 2),
+            }
+        )
     return rows
 
 
@@ -39,16 +45,26 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
         "title": "Players by strategy, coloured by last action",
         "data": {"values": rows},
         "mark": {"type": "square", "size": 300},
-        "width": {"step": 70}, "height": 200,
+        "width": {"step": 70},
+        "height": 200,
         "encoding": {
             "x": {"field": "strategy", "type": "nominal", "title": None, "axis": {"labelAngle": 0}},
-            "y": {"field": "place", "type": "ordinal", "title": None, "axis": None, "sort": "descending"},
-            "color": {"field": "last action", "type": "nominal",
-                      "scale": {"domain": list(ACTION_COLORS), "range": list(ACTION_COLORS.values())},
-                      "legend": {"orient": "bottom"}},
+            "y": {
+                "field": "place",
+                "type": "ordinal",
+                "title": None,
+                "axis": None,
+                "sort": "descending",
+            },
+            "color": {
+                "field": "last action",
+                "type": "nominal",
+                "scale": {"domain": list(ACTION_COLORS), "range": list(ACTION_COLORS.values())},
+                "legend": {"orient": "bottom"},
+            },
             "tooltip": tooltip(rows, ("place",)),
         },
-    }  # fmt: skip
+    }
     t = game.store.round
     cooperated = sum(r["last action"] == "C" for r in rows)
     caption = f"round {t}: {cooperated} of {len(rows)} cooperated" if t else "no round played yet"
@@ -64,17 +80,30 @@ def binary_chart(game: Any) -> tuple[Spec, int, str]:
     pool = {
         "title": "Shared stock",
         "data": {"values": [{"what": "stock", "amount": level, "capacity": capacity}]},
-        "width": 60, "height": 200,
+        "width": 60,
+        "height": 200,
         "encoding": {"x": {"field": "what", "type": "nominal", "title": None}},
         "layer": [
-            {"mark": {"type": "bar", "color": "#eeeeee", "stroke": "#999999"},
-             "encoding": {"y": {"field": "capacity", "type": "quantitative", "title": "stock",
-                                "scale": {"domain": [0, capacity]}}}},
-            {"mark": {"type": "bar", "color": "#2b7bba"},
-             "encoding": {"y": {"field": "amount", "type": "quantitative"},
-                          "tooltip": [{"field": "amount"}, {"field": "capacity"}]}},
+            {
+                "mark": {"type": "bar", "color": "#eeeeee", "stroke": "#999999"},
+                "encoding": {
+                    "y": {
+                        "field": "capacity",
+                        "type": "quantitative",
+                        "title": "stock",
+                        "scale": {"domain": [0, capacity]},
+                    }
+                },
+            },
+            {
+                "mark": {"type": "bar", "color": "#2b7bba"},
+                "encoding": {
+                    "y": {"field": "amount", "type": "quantitative"},
+                    "tooltip": [{"field": "amount"}, {"field": "capacity"}],
+                },
+            },
         ],
-    }  # fmt: skip
+    }
     caption += f" · stock {level:.3g} of {capacity:.3g}"
     if level <= 0:
         caption += " · <b>the pool is depleted</b>"

@@ -28,8 +28,15 @@ from mesa_dilemmas.viz.dashboard.charts import Ref, Series
 from mesa_dilemmas.viz.dashboard.components import Chart, ChartGrid, Metric, Metrics
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
-OPTIONS = ("population", "games_per_agent", "survivors", "mutation_rate", "threshold",
-           "max_generations", "rounds")  # fmt: skip
+OPTIONS = (
+    "population",
+    "games_per_agent",
+    "survivors",
+    "mutation_rate",
+    "threshold",
+    "max_generations",
+    "rounds",
+)
 
 
 class EvolutionRun:
@@ -111,11 +118,13 @@ def population_rows(run: EvolutionRun) -> list[dict[str, str]]:
         zip(evolution.genes.tolist(), evolution.strategies.tolist(), strict=True)
     ):
         entries = run.sets[gene].entries
-        rows.append({
-            "gene": run.genes[gene],
-            "strategy": entries[strategy].name if strategy < len(entries) else str(strategy),
-            "kind": "initial" if not bred else "survivor" if i < survivors else "offspring",
-        })  # fmt: skip
+        rows.append(
+            {
+                "gene": run.genes[gene],
+                "strategy": entries[strategy].name if strategy < len(entries) else str(strategy),
+                "kind": "initial" if not bred else "survivor" if i < survivors else "offspring",
+            }
+        )
     return rows
 
 
@@ -154,21 +163,44 @@ def Panels(view: EvolutionView, model: DashboardModel) -> None:
     generations = list(range(1, view.generation + 1))
     shares = [Series(g, s, x=generations) for g, s in zip(view.genes, view.shares, strict=True)]
     charts = [
-        ("gene_shares", lambda: vega.stack("Gene shares over generations", shares, ylabel="share"),
-         view.shares[lead] if view.shares else []),
-        ("gene_lines", lambda: vega.line(
-            "Gene shares and the winning threshold", shares,
-            [Ref(f"threshold {view.threshold:g}", view.threshold, "#d62728")],
-            xlabel="generation", ylim=(-0.02, 1.02)), view.shares[lead] if view.shares else []),
-        ("mean_payoff", lambda: vega.line(
-            "Mean payoff per generation", [Series("mean payoff", view.mean_payoff, x=generations)],
-            [Ref(f"worst possible {low:.2f}", low, "#7f7f7f"),
-             Ref(f"best possible {high:.2f}", high, "#555555")],
-            xlabel="generation", ylabel="payoff per round"), view.mean_payoff),
-        ("current_shares", lambda: vega.bars(
-            "The population now", view.genes, {"share": view.current}, ylabel="share"),
-         view.current),
-    ]  # fmt: skip
+        (
+            "gene_shares",
+            lambda: vega.stack("Gene shares over generations", shares, ylabel="share"),
+            view.shares[lead] if view.shares else [],
+        ),
+        (
+            "gene_lines",
+            lambda: vega.line(
+                "Gene shares and the winning threshold",
+                shares,
+                [Ref(f"threshold {view.threshold:g}", view.threshold, "#d62728")],
+                xlabel="generation",
+                ylim=(-0.02, 1.02),
+            ),
+            view.shares[lead] if view.shares else [],
+        ),
+        (
+            "mean_payoff",
+            lambda: vega.line(
+                "Mean payoff per generation",
+                [Series("mean payoff", view.mean_payoff, x=generations)],
+                [
+                    Ref(f"worst possible {low:.2f}", low, "#7f7f7f"),
+                    Ref(f"best possible {high:.2f}", high, "#555555"),
+                ],
+                xlabel="generation",
+                ylabel="payoff per round",
+            ),
+            view.mean_payoff,
+        ),
+        (
+            "current_shares",
+            lambda: vega.bars(
+                "The population now", view.genes, {"share": view.current}, ylabel="share"
+            ),
+            view.current,
+        ),
+    ]
     ChartGrid(charts, t)
     survivors = sum(a["kind"] == "survivor" for a in view.agents)
     note = (
@@ -179,14 +211,18 @@ def Panels(view: EvolutionView, model: DashboardModel) -> None:
     )
     with solara.Card(margin=0):  # the whole width: one cell per agent
         Chart(
-            "population_strip", t,
+            "population_strip",
+            t,
             lambda: vega.strip(
                 f"The population of generation {view.generation}: {len(view.agents)} agents, "
                 "one cell each, coloured by gene",
-                view.agents, view.genes, subtitle=note,
+                view.agents,
+                view.genes,
+                subtitle=note,
             ),
-            len(view.agents), view.current[lead],  # the leading gene's share, as its metric
-        )  # fmt: skip
+            len(view.agents),
+            view.current[lead],  # the leading gene's share, as its metric
+        )
 
 
 PAGE = GamePage(

@@ -267,8 +267,9 @@ class BinaryDilemmaModel(DilemmaModel):
         rules_cls = getattr(sys.modules[cls.__module__], "RULES", None)
         if rules_cls is not None:
             rule_params = tuple((k, full[k]) for k in _rule_keys(rules_cls) if k in full)
-            _check_rules(rules_cls, full.get("n_players", 2), full.get("rounds", DEFAULT_ROUNDS),
-                         rule_params)  # fmt: skip
+            _check_rules(
+                rules_cls, full.get("n_players", 2), full.get("rounds", DEFAULT_ROUNDS), rule_params
+            )
 
     # -- play ------------------------------------------------------------
     def phase_act(self) -> None:

@@ -247,36 +247,74 @@ def _payoff_charts(view: BinaryView, rounds: list[int]) -> list[Any]:
     average = (np.cumsum(view.mean_payoff) / np.arange(1, len(view.mean_payoff) + 1)).tolist()
     if view.stock is None:  # stateless: a round and any average share the same bounds
         low, high = view.welfare
-        return [("mean_payoff", lambda: vega.line(
-            "Mean payoff: per round and average so far",
-            [Series("mean payoff this round", view.mean_payoff, x=rounds),
-             Series("average so far", average, x=rounds)],
-            [Ref(f"worst possible {low:.2f}", low, "#7f7f7f"),
-             Ref(f"best possible {high:.2f}", high, "#555555")], ylabel="payoff per player",
-            subtitle="the bounds hold for a round and for any average of rounds"),
-            view.mean_payoff)]  # fmt: skip
+        return [
+            (
+                "mean_payoff",
+                lambda: vega.line(
+                    "Mean payoff: per round and average so far",
+                    [
+                        Series("mean payoff this round", view.mean_payoff, x=rounds),
+                        Series("average so far", average, x=rounds),
+                    ],
+                    [
+                        Ref(f"worst possible {low:.2f}", low, "#7f7f7f"),
+                        Ref(f"best possible {high:.2f}", high, "#555555"),
+                    ],
+                    ylabel="payoff per player",
+                    subtitle="the bounds hold for a round and for any average of rounds",
+                ),
+                view.mean_payoff,
+            )
+        ]
     n = len(view.players)
     start = view.stock[: len(rounds)]
     return [
-        ("mean_payoff", lambda: vega.line(
-            "Mean payoff per round, and what the stock allowed",
-            [Series("mean payoff", view.mean_payoff, x=rounds),
-             Series("most possible (all defect: stock ÷ n)", [s / n for s in start], x=rounds,
-                    color="#7f7f7f", style="--"),
-             Series("least (all cooperate: ÷ 2n)", [s / (2 * n) for s in start],
-                    x=rounds, color="#c7c7c7", style="--")],
-            ylabel="payoff per player"), view.mean_payoff),
-        ("average_payoff", lambda: vega.line(
-            "Average payoff so far, against the best and worst plays",
-            [Series("average so far", average, x=rounds),
-             Series("best possible play", highs, x=rounds, color="#7f7f7f", style="--"),
-             Series("worst possible play", lows, x=rounds, color="#c7c7c7", style="--")],
-            ylabel="payoff per player per round",
-            subtitle=(f"at round {view.n_rounds} the bounds are the game's: "
-                      f"{view.welfare[0]:.2f} to {view.welfare[1]:.2f}") if view.exact else
-                     "regrowth g < 2: approximate bounds (all cooperate, then all defect; "
-                     "all defect at once)"), average),
-    ]  # fmt: skip
+        (
+            "mean_payoff",
+            lambda: vega.line(
+                "Mean payoff per round, and what the stock allowed",
+                [
+                    Series("mean payoff", view.mean_payoff, x=rounds),
+                    Series(
+                        "most possible (all defect: stock ÷ n)",
+                        [s / n for s in start],
+                        x=rounds,
+                        color="#7f7f7f",
+                        style="--",
+                    ),
+                    Series(
+                        "least (all cooperate: ÷ 2n)",
+                        [s / (2 * n) for s in start],
+                        x=rounds,
+                        color="#c7c7c7",
+                        style="--",
+                    ),
+                ],
+                ylabel="payoff per player",
+            ),
+            view.mean_payoff,
+        ),
+        (
+            "average_payoff",
+            lambda: vega.line(
+                "Average payoff so far, against the best and worst plays",
+                [
+                    Series("average so far", average, x=rounds),
+                    Series("best possible play", highs, x=rounds, color="#7f7f7f", style="--"),
+                    Series("worst possible play", lows, x=rounds, color="#c7c7c7", style="--"),
+                ],
+                ylabel="payoff per player per round",
+                subtitle=(
+                    f"at round {view.n_rounds} the bounds are the game's: "
+                    f"{view.welfare[0]:.2f} to {view.welfare[1]:.2f}"
+                )
+                if view.exact
+                else "regrowth g < 2: approximate bounds (all cooperate, then all defect; "
+                "all defect at once)",
+            ),
+            average,
+        ),
+    ]
 
 
 @solara.component
@@ -288,10 +326,9 @@ def Panels(view: BinaryView, model: DashboardModel) -> None:
         Metric("cooperation_rate", "cooperation this round", m["cooperation_rate"]),
         Metric("mean_payoff", "mean payoff this round", m["mean_payoff"]),
         Metric("normalised_payoff", "payoff per player per round", m["normalised_payoff"]),
-        Metric("welfare_efficiency", "welfare efficiency so far (0–1)",
-               m["welfare_efficiency"]),
+        Metric("welfare_efficiency", "welfare efficiency so far (0–1)", m["welfare_efficiency"]),
         Metric("players", "players", n),
-    ]  # fmt: skip
+    ]
     if view.threshold:
         items.insert(2, Metric("threshold", "threshold m (cooperators needed)", view.threshold))
     if "stock" in m:
@@ -309,28 +346,60 @@ def Panels(view: BinaryView, model: DashboardModel) -> None:
     labels = [f"{i}: {p}" for i, p in enumerate(view.players)]
     rounds = list(range(1, view.round + 1))
     threshold = (
-        [Ref(f"threshold m = {view.threshold}: {view.threshold} of {n} must cooperate",
-             view.threshold / n, "#9467bd")]
-        if view.threshold and n else []
-    )  # fmt: skip
+        [
+            Ref(
+                f"threshold m = {view.threshold}: {view.threshold} of {n} must cooperate",
+                view.threshold / n,
+                "#9467bd",
+            )
+        ]
+        if view.threshold and n
+        else []
+    )
     charts = [
-        ("cooperation_rate", lambda: vega.line(
-            "Cooperation rate per round", [Series("share cooperating", view.coop_rate, x=rounds)],
-            threshold, ylim=(-0.02, 1.02)), view.coop_rate),
+        (
+            "cooperation_rate",
+            lambda: vega.line(
+                "Cooperation rate per round",
+                [Series("share cooperating", view.coop_rate, x=rounds)],
+                threshold,
+                ylim=(-0.02, 1.02),
+            ),
+            view.coop_rate,
+        ),
         *_payoff_charts(view, rounds),
-        ("payoffs", lambda: vega.bars(
-            "Payoff distribution: total per player", labels, {"total payoff": view.totals},
-            ylabel="payoff", colors=colors), view.totals),
-        ("actions", lambda: vega.actions("Who cooperated", view.actions, labels),
-         view.coop_rate),
-    ]  # fmt: skip
+        (
+            "payoffs",
+            lambda: vega.bars(
+                "Payoff distribution: total per player",
+                labels,
+                {"total payoff": view.totals},
+                ylabel="payoff",
+                colors=colors,
+            ),
+            view.totals,
+        ),
+        ("actions", lambda: vega.actions("Who cooperated", view.actions, labels), view.coop_rate),
+    ]
     if view.stock is not None:
         stock = view.stock
         refs = [Ref(f"capacity {view.capacity:g}", view.capacity or 0.0, "#999999", ":")]
-        charts.insert(1, ("stock", lambda: vega.line(
-            "Stock after each round (0: at the start)", [Series("stock", stock)], refs, ylabel="resource",
-            subtitle=f"depleted: emptied in round {view.depleted_in}"
-            if view.depleted_in is not None else ""), stock))  # fmt: skip
+        charts.insert(
+            1,
+            (
+                "stock",
+                lambda: vega.line(
+                    "Stock after each round (0: at the start)",
+                    [Series("stock", stock)],
+                    refs,
+                    ylabel="resource",
+                    subtitle=f"depleted: emptied in round {view.depleted_in}"
+                    if view.depleted_in is not None
+                    else "",
+                ),
+                stock,
+            ),
+        )
     ChartGrid(charts, t)
 
 

@@ -414,13 +414,43 @@ def _sandbox_play(
     views = store.views(free.tolist())
     if use_memo:
         memo_out = _memo_rounds(
-            game, desc, store, gstate, free, flat_entry, classes, entropies, scripted,
-            played, virtual, strategies, acts, views, flag, prog, anonymous, origin,
-        )  # fmt: skip
+            game,
+            desc,
+            store,
+            gstate,
+            free,
+            flat_entry,
+            classes,
+            entropies,
+            scripted,
+            played,
+            virtual,
+            strategies,
+            acts,
+            views,
+            flag,
+            prog,
+            anonymous,
+            origin,
+        )
         if isinstance(memo_out, int):  # something was patched in that round: find who, unmemoised
             return _report({"tampered": memo_out})
-        return _finish(header, ctx, store, free, strategies, flags, flag, played, batch, n,
-                       flat_entry, py_state, np_state, [memo_out[0], memo_seats * played])  # fmt: skip
+        return _finish(
+            header,
+            ctx,
+            store,
+            free,
+            strategies,
+            flags,
+            flag,
+            played,
+            batch,
+            n,
+            flat_entry,
+            py_state,
+            np_state,
+            [memo_out[0], memo_seats * played],
+        )
     all_free = len(free) == batch * n
     code = ACTION_CODE.__getitem__
     flat = np.zeros(batch * n, dtype=bool)
@@ -478,8 +508,22 @@ def _sandbox_play(
         store.record(cooperated, pay, gstate)
         if audit is None and integrity.changed(_WATCHED):
             return _report({"tampered": t})
-    return _finish(header, ctx, store, free, strategies, flags, flag, played, batch, n,
-                   flat_entry, py_state, np_state, None)  # fmt: skip
+    return _finish(
+        header,
+        ctx,
+        store,
+        free,
+        strategies,
+        flags,
+        flag,
+        played,
+        batch,
+        n,
+        flat_entry,
+        py_state,
+        np_state,
+        None,
+    )
 
 
 def _finish(

@@ -15,10 +15,13 @@ from mesa_dilemmas.analysis.verdicts import (
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 
 EXPERIMENTS = [
-    Experiment("cr_self_play", "collective_risk/self_play",
-               tiny=["options.samples=3", "options.group_sizes=[4]"],
-               quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"]),
-]  # fmt: skip
+    Experiment(
+        "cr_self_play",
+        "collective_risk/self_play",
+        tiny=["options.samples=3", "options.group_sizes=[4]"],
+        quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"],
+    ),
+]
 
 
 CR_PEAK_NOTE = (
@@ -53,5 +56,12 @@ def judge_cr_peak(run_dir: Path) -> Verdict:
 
 
 CLAIMS = [
-    Claim("002", "Sec. 5.2, Fig. 3", "Collective Risk: welfare peaks before the group is fully collective (over-cooperation)", "cr_self_play", judge_cr_peak, note=CR_PEAK_NOTE),
-]  # fmt: skip
+    Claim(
+        "002",
+        "Sec. 5.2, Fig. 3",
+        "Collective Risk: welfare peaks before the group is fully collective (over-cooperation)",
+        "cr_self_play",
+        judge_cr_peak,
+        note=CR_PEAK_NOTE,
+    ),
+]

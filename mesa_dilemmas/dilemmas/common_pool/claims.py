@@ -19,13 +19,29 @@ from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's
 from mesa_dilemmas.dilemmas.binary.judges import wins_by_attitude
 
 EXPERIMENTS = [
-    Experiment("cp_self_play", "common_pool/self_play",
-               tiny=["options.samples=3", "options.group_sizes=[4]"],
-               quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"]),
-    Experiment("cp_evolution", "common_pool/cultural_evolution",
-               tiny=["options.runs=1", "options.population=64", "options.survivors=8", "options.max_generations=3"],
-               quick=["options.runs=8", "options.population=128", "options.survivors=16", "options.max_generations=60"]),
-]  # fmt: skip
+    Experiment(
+        "cp_self_play",
+        "common_pool/self_play",
+        tiny=["options.samples=3", "options.group_sizes=[4]"],
+        quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"],
+    ),
+    Experiment(
+        "cp_evolution",
+        "common_pool/cultural_evolution",
+        tiny=[
+            "options.runs=1",
+            "options.population=64",
+            "options.survivors=8",
+            "options.max_generations=3",
+        ],
+        quick=[
+            "options.runs=8",
+            "options.population=128",
+            "options.survivors=16",
+            "options.max_generations=60",
+        ],
+    ),
+]
 
 
 CP_SIZE_NOTE = (
@@ -62,11 +78,27 @@ def judge_cp_group_selection(run_dir: Path) -> Verdict:
     col = wins.loc[4].get("collective", 0)
     total = int(wins.loc[4].sum())
     p = float(stats.binomtest(int(col), total, 0.5, alternative="greater").pvalue)
-    return Verdict(f"n=4: collective wins {int(col)}/{total}", f"one-sided binomial test against 1/2, {p_text(p)}",
-                   direction(col / total - 0.5, p))  # fmt: skip
+    return Verdict(
+        f"n=4: collective wins {int(col)}/{total}",
+        f"one-sided binomial test against 1/2, {p_text(p)}",
+        direction(col / total - 0.5, p),
+    )
 
 
 CLAIMS = [
-    Claim("002", "Sec. 5.2, Fig. 4", "Common Pool: outcomes get worse as the group grows", "cp_self_play", judge_cp_group_size, note=CP_SIZE_NOTE),
-    Claim("002", "Sec. 6.2, Table 2", "Common Pool at n = 4: the collective attitude wins (group selection)", "cp_evolution", judge_cp_group_selection),
-]  # fmt: skip
+    Claim(
+        "002",
+        "Sec. 5.2, Fig. 4",
+        "Common Pool: outcomes get worse as the group grows",
+        "cp_self_play",
+        judge_cp_group_size,
+        note=CP_SIZE_NOTE,
+    ),
+    Claim(
+        "002",
+        "Sec. 6.2, Table 2",
+        "Common Pool at n = 4: the collective attitude wins (group selection)",
+        "cp_evolution",
+        judge_cp_group_selection,
+    ),
+]

@@ -36,18 +36,24 @@ def fishery_villagers(game: Any) -> list[dict[str, Any]]:
         alive = bool(game.alive[s])
         punished = int(game.punished[s])
         text_norm = getattr(v, "norm_text", None)
-        rows.append({
-            "x": x, "y": y, "villager": int(v.unique_id),
-            "kind": "LLM" if language is not None and language[s] else "rule",
-            "disposition": str(v.persona.disposition),
-            "state": "starved" if not alive else ("punished this round" if punished else "fishing"),
-            "effort": round(float(game.effort[s]), 3),
-            "catch": round(float(game.harvest[s]), 2),
-            "wealth": round(float(game.wealth[s]), 1),
-            "punished this round": punished,
-            "punishes with probability": round(float(game.punish_p[s]), 2),
-            "personal norm": text_norm or f"catch at most {float(game.norm[s]):.2f}",
-        })  # fmt: skip
+        rows.append(
+            {
+                "x": x,
+                "y": y,
+                "villager": int(v.unique_id),
+                "kind": "LLM" if language is not None and language[s] else "rule",
+                "disposition": str(v.persona.disposition),
+                "state": "starved"
+                if not alive
+                else ("punished this round" if punished else "fishing"),
+                "effort": round(float(game.effort[s]), 3),
+                "catch": round(float(game.harvest[s]), 2),
+                "wealth": round(float(game.wealth[s]), 1),
+                "punished this round": punished,
+                "punishes with probability": round(float(game.punish_p[s]), 2),
+                "personal norm": text_norm or f"catch at most {float(game.norm[s]):.2f}",
+            }
+        )
     return rows
 
 
@@ -61,30 +67,53 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
         "mark": {"type": "point", "filled": True},
         "encoding": {
             **XY,
-            "shape": {"field": "kind", "type": "nominal", "title": None,
-                      "scale": {"domain": ["rule", "LLM"], "range": ["circle", "square"]}},
-            "color": {"field": "effort", "type": "quantitative", "title": "effort",
-                      "scale": {"scheme": "purples", "domain": [0, 1]}},
-            "size": {"field": "wealth", "type": "quantitative", "legend": None,
-                     "scale": {"range": [60, 600]}},
-            "opacity": {"condition": {"test": "datum.state == 'starved'", "value": 0.25}, "value": 0.95},
+            "shape": {
+                "field": "kind",
+                "type": "nominal",
+                "title": None,
+                "scale": {"domain": ["rule", "LLM"], "range": ["circle", "square"]},
+            },
+            "color": {
+                "field": "effort",
+                "type": "quantitative",
+                "title": "effort",
+                "scale": {"scheme": "purples", "domain": [0, 1]},
+            },
+            "size": {
+                "field": "wealth",
+                "type": "quantitative",
+                "legend": None,
+                "scale": {"range": [60, 600]},
+            },
+            "opacity": {
+                "condition": {"test": "datum.state == 'starved'", "value": 0.25},
+                "value": 0.95,
+            },
             "stroke": {"condition": {"test": punished, "value": PUNISHED}, "value": "#444444"},
             "strokeWidth": {"condition": {"test": punished, "value": 3}, "value": 0.6},
             "tooltip": tooltip(rows),
         },
-    }  # fmt: skip
-    labels = {"data": data, "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#666666"},
-              "encoding": {**XY, "text": {"field": "villager"}}}  # fmt: skip
+    }
+    labels = {
+        "data": data,
+        "mark": {"type": "text", "dy": -17, "fontSize": 9, "color": "#666666"},
+        "encoding": {**XY, "text": {"field": "villager"}},
+    }
     lake = centre(
         stock / capacity if capacity else 0.0, f"lake {stock:.0f} / {capacity:.0f}", "#2b7bba", 9000
     )
     row_of = {v.slot: rows[i] for i, v in enumerate(game.villagers)}
     pairs = [(row_of[a], row_of[b], a, b) for a, b in fishery_sanctions(game)]
     arrows = [
-        arrow(a, b, len(rows), sanction=f"villager {p['villager']} punished villager "
-               f"{q['villager']} (who caught {q['catch']})")
+        arrow(
+            a,
+            b,
+            len(rows),
+            sanction=f"villager {p['villager']} punished villager "
+            f"{q['villager']} (who caught {q['catch']})",
+        )
         for p, q, a, b in pairs
-    ]  # fmt: skip
+    ]
     spec = ring_spec(
         "The lake and its villagers",
         "size: wealth · colour: effort · square: LLM · red ring: punished · red arrow: "

@@ -30,13 +30,30 @@ from mesa_dilemmas.dilemmas.fishery.robustness_section import robustness_section
 PAPERS = {"003": "Gupta et al. — social learning and collective norm formation"}
 
 EXPERIMENTS = [
-    Experiment("shock", "fishery/punishment_shock",
-               tiny=["replications=2", "max_steps=36"], quick=["replications=40"]),
-    Experiment("beta_r", "fishery/beta_growth_sweep",
-               tiny=["replications=1", "max_steps=10", "grid.growth_rate=[0.3,0.4]", "grid.penalty=[2.0,14.0]"],
-               quick=["replications=12", "grid.growth_rate=[0.2,0.3,0.4,0.6]"]),
-    Experiment("altruism", "fishery/altruism", tiny=["replications=2", "max_steps=10"], quick=["replications=40"]),
-]  # fmt: skip
+    Experiment(
+        "shock",
+        "fishery/punishment_shock",
+        tiny=["replications=2", "max_steps=36"],
+        quick=["replications=40"],
+    ),
+    Experiment(
+        "beta_r",
+        "fishery/beta_growth_sweep",
+        tiny=[
+            "replications=1",
+            "max_steps=10",
+            "grid.growth_rate=[0.3,0.4]",
+            "grid.penalty=[2.0,14.0]",
+        ],
+        quick=["replications=12", "grid.growth_rate=[0.2,0.3,0.4,0.6]"],
+    ),
+    Experiment(
+        "altruism",
+        "fishery/altruism",
+        tiny=["replications=2", "max_steps=10"],
+        quick=["replications=40"],
+    ),
+]
 
 
 def _shock_pairs(
@@ -91,11 +108,18 @@ def judge_beta_survival(run_dir: Path) -> Verdict:
             continue
         rho, p = stats.spearmanr(cell["penalty"], cell["survival_time"])
         means = cell.groupby("penalty")["survival_time"].mean()
-        parts.append(f"r={r}: survival {fmt(means.iloc[0], 1)} (beta={means.index[0]:g}) -> "
-                     f"{fmt(means.iloc[-1], 1)} (beta={means.index[-1]:g}), rho={fmt(rho)} {p_text(p)}")  # fmt: skip
+        parts.append(
+            f"r={r}: survival {fmt(means.iloc[0], 1)} (beta={means.index[0]:g}) -> "
+            f"{fmt(means.iloc[-1], 1)} (beta={means.index[-1]:g}), rho={fmt(rho)} {p_text(p)}"
+        )
         statuses.append(direction(float(rho), float(p)))
-    status = ("reproduced" if statuses and all(s == "reproduced" for s in statuses)
-              else "partly" if any(s != "not reproduced" for s in statuses) else "not reproduced")  # fmt: skip
+    status = (
+        "reproduced"
+        if statuses and all(s == "reproduced" for s in statuses)
+        else "partly"
+        if any(s != "not reproduced" for s in statuses)
+        else "not reproduced"
+    )
     return Verdict(
         "; ".join(parts),
         "Spearman rank correlation of beta and survival time per growth rate",
@@ -134,8 +158,13 @@ def judge_altruism_rich(run_dir: Path) -> Verdict:
         for other in (alt, sel)
     ]
     best = max(alt.mean(), sel.mean())
-    status = ("reproduced" if all(p < 0.05 for p in ps) else
-              "partly" if mix.mean() > best else "not reproduced")  # fmt: skip
+    status = (
+        "reproduced"
+        if all(p < 0.05 for p in ps)
+        else "partly"
+        if mix.mean() > best
+        else "not reproduced"
+    )
     return Verdict(
         f"rich lake (r=0.6) survival: altruistic {fmt(alt.mean(), 1)}, mixed {fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}",
         f"one-sided Mann-Whitney mixed > altruistic ({p_text(ps[0])}) and mixed > selfish ({p_text(ps[1])})",
@@ -151,8 +180,11 @@ def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
         if len(sel) > 1
         else math.nan
     )
-    return Verdict(f"rich lake survival: selfish {fmt(sel.mean(), 1)} vs altruistic {fmt(alt.mean(), 1)}",
-                   f"Mann-Whitney, {p_text(p)}", direction(float(sel.mean() - alt.mean()), p))  # fmt: skip
+    return Verdict(
+        f"rich lake survival: selfish {fmt(sel.mean(), 1)} vs altruistic {fmt(alt.mean(), 1)}",
+        f"Mann-Whitney, {p_text(p)}",
+        direction(float(sel.mean() - alt.mean()), p),
+    )
 
 
 EFFORT_COMPLIANCE_NOTE = (
@@ -185,14 +217,67 @@ SHOCK_HARVEST_NOTE = (
 
 
 CLAIMS = [
-    Claim("003", "Fig. 2", "Switching punishment off at t = 15 lowers compliance with the group norm over the next ten rounds", "shock", judge_shock_compliance, finding="shock", note=SHOCK_HARVEST_NOTE),
-    Claim("003", "Fig. 2", "The same, read as effort compliance (efforts at or below the one that meets the cap at the current stock; ours, next to the harvest-based reading)", "shock", judge_shock_effort_compliance, finding="shock", note=EFFORT_COMPLIANCE_NOTE),
-    Claim("003", "Fig. 2", "Without punishment the fish stock declines faster than with punishment kept", "shock", judge_shock_stock, finding="shock"),
-    Claim("003", "Fig. 3", "Stronger punishment lengthens the group's survival at moderate growth rates", "beta_r", judge_beta_survival, finding="beta"),
-    Claim("003", "Fig. 12", "In a harsh lake all-altruistic groups survive longer than all-selfish ones", "altruism", judge_altruism_harsh, finding="harsh"),
-    Claim("003", "Fig. 12", "In a rich lake all-selfish groups survive longer than all-altruistic ones (altruists under-harvest and starve)", "altruism", judge_altruism_rich_selfish, finding="rich", note=RICH_LAKE_NOTE),
-    Claim("003", "Fig. 12", "In a rich lake mixed groups survive longest", "altruism", judge_altruism_rich, finding="rich", note=RICH_LAKE_NOTE),
-]  # fmt: skip
+    Claim(
+        "003",
+        "Fig. 2",
+        "Switching punishment off at t = 15 lowers compliance with the group norm over the next ten rounds",
+        "shock",
+        judge_shock_compliance,
+        finding="shock",
+        note=SHOCK_HARVEST_NOTE,
+    ),
+    Claim(
+        "003",
+        "Fig. 2",
+        "The same, read as effort compliance (efforts at or below the one that meets the cap at the current stock; ours, next to the harvest-based reading)",
+        "shock",
+        judge_shock_effort_compliance,
+        finding="shock",
+        note=EFFORT_COMPLIANCE_NOTE,
+    ),
+    Claim(
+        "003",
+        "Fig. 2",
+        "Without punishment the fish stock declines faster than with punishment kept",
+        "shock",
+        judge_shock_stock,
+        finding="shock",
+    ),
+    Claim(
+        "003",
+        "Fig. 3",
+        "Stronger punishment lengthens the group's survival at moderate growth rates",
+        "beta_r",
+        judge_beta_survival,
+        finding="beta",
+    ),
+    Claim(
+        "003",
+        "Fig. 12",
+        "In a harsh lake all-altruistic groups survive longer than all-selfish ones",
+        "altruism",
+        judge_altruism_harsh,
+        finding="harsh",
+    ),
+    Claim(
+        "003",
+        "Fig. 12",
+        "In a rich lake all-selfish groups survive longer than all-altruistic ones (altruists under-harvest and starve)",
+        "altruism",
+        judge_altruism_rich_selfish,
+        finding="rich",
+        note=RICH_LAKE_NOTE,
+    ),
+    Claim(
+        "003",
+        "Fig. 12",
+        "In a rich lake mixed groups survive longest",
+        "altruism",
+        judge_altruism_rich,
+        finding="rich",
+        note=RICH_LAKE_NOTE,
+    ),
+]
 
 #: the report's extra section: the findings at the +-25% neighbours of the defaults
 SECTIONS = [robustness_section]

@@ -22,9 +22,18 @@ from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 
 #: reporters charted over rounds (missing ones, in an older model, chart as empty)
 SERIES = (
-    "stock", "total_harvest", "compliance", "mean_effort", "deaths", "punishments",
-    "efficiency", "group_norm", "norm_similarity", "norm_alignment", "n_alive",
-)  # fmt: skip
+    "stock",
+    "total_harvest",
+    "compliance",
+    "mean_effort",
+    "deaths",
+    "punishments",
+    "efficiency",
+    "group_norm",
+    "norm_similarity",
+    "norm_alignment",
+    "n_alive",
+)
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,7 @@ def controls() -> dict[str, Any]:
         "population": c.select(FisheryModel, "population", label="personas (general or typed)"),
         "altruism_ratio": c.slider(
             FisheryModel, "altruism_ratio", step=0.05, label="share of altruistic villagers (typed)"
-        ),  # fmt: skip
+        ),
         "llm_agents": c.slider(FisheryModel, "llm_agents", high=10, label="of which LLM villagers"),
         **c.llm_controls(),
         "capacity": c.slider(
@@ -72,13 +81,13 @@ def controls() -> dict[str, Any]:
         "penalty": c.slider(FisheryModel, "penalty", high=30, step=0.5, label="sanction beta"),
         "punish_cost": c.slider(
             FisheryModel, "punish_cost", high=10, step=0.5, label="cost of sanctioning gamma"
-        ),  # fmt: skip
+        ),
         "punishment_off_at": c.slider(
             FisheryModel,
             "punishment_off_at",
             high=100,
             label="punishment off from round (0: never)",
-        ),  # fmt: skip
+        ),
         "social_learning": c.checkbox(FisheryModel, "social_learning"),
         "group_decision": c.checkbox(
             FisheryModel, "group_decision", label="group decision (norms)"
@@ -184,32 +193,80 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
         return Series(label, s[key][1:], x=range(1, len(s[key])))
 
     charts = [
-        ("stock", lambda: vega.line(
-            "Lake stock", [Series("stock", s["stock"])],
-            [Ref(f"collapse threshold {fmt(view.collapse_threshold)}", view.collapse_threshold, "#d62728"),
-             Ref(f"capacity {fmt(view.capacity)}", view.capacity, "#999999", ":")],
-            ylabel="fish", ylim=(0, view.capacity * 1.05)), s["stock"]),
-        ("total_harvest", lambda: vega.line(
-            "Total harvest vs sustainable optimum", [per_round("total harvest", "total_harvest")],
-            [Ref(f"optimum H_opt = {fmt(view.h_opt)}", view.h_opt, "#2ca02c")], ylabel="fish"),
-         s["total_harvest"][1:]),
-        ("compliance", lambda: vega.line(
-            "Compliance and mean effort",
-            [per_round("compliance (harvest within the norm)", "compliance"),
-             per_round("mean effort", "mean_effort")], ylim=(-0.02, 1.02)), s["compliance"][1:]),
-        ("punishments", lambda: vega.line(
-            "Sanctions and deaths",
-            [per_round("sanctions per round", "punishments"), per_round("deaths (total)", "deaths")],
-            ylabel="count"), s["punishments"][1:]),
-        ("norm_similarity", lambda: vega.line(
-            "Personal norms: similarity and alignment",
-            [Series("similarity (mean pairwise cosine)", s["norm_similarity"]),
-             Series("alignment (cosine with the mean)", s["norm_alignment"])], ylim=(-0.02, 1.02)),
-         s["norm_similarity"]),
-        ("group_norm", lambda: vega.line(
-            "Group norm: the shared harvest cap", [Series("cap G", s["group_norm"])], ylabel="fish"),
-         s["group_norm"]),
-    ]  # fmt: skip
+        (
+            "stock",
+            lambda: vega.line(
+                "Lake stock",
+                [Series("stock", s["stock"])],
+                [
+                    Ref(
+                        f"collapse threshold {fmt(view.collapse_threshold)}",
+                        view.collapse_threshold,
+                        "#d62728",
+                    ),
+                    Ref(f"capacity {fmt(view.capacity)}", view.capacity, "#999999", ":"),
+                ],
+                ylabel="fish",
+                ylim=(0, view.capacity * 1.05),
+            ),
+            s["stock"],
+        ),
+        (
+            "total_harvest",
+            lambda: vega.line(
+                "Total harvest vs sustainable optimum",
+                [per_round("total harvest", "total_harvest")],
+                [Ref(f"optimum H_opt = {fmt(view.h_opt)}", view.h_opt, "#2ca02c")],
+                ylabel="fish",
+            ),
+            s["total_harvest"][1:],
+        ),
+        (
+            "compliance",
+            lambda: vega.line(
+                "Compliance and mean effort",
+                [
+                    per_round("compliance (harvest within the norm)", "compliance"),
+                    per_round("mean effort", "mean_effort"),
+                ],
+                ylim=(-0.02, 1.02),
+            ),
+            s["compliance"][1:],
+        ),
+        (
+            "punishments",
+            lambda: vega.line(
+                "Sanctions and deaths",
+                [
+                    per_round("sanctions per round", "punishments"),
+                    per_round("deaths (total)", "deaths"),
+                ],
+                ylabel="count",
+            ),
+            s["punishments"][1:],
+        ),
+        (
+            "norm_similarity",
+            lambda: vega.line(
+                "Personal norms: similarity and alignment",
+                [
+                    Series("similarity (mean pairwise cosine)", s["norm_similarity"]),
+                    Series("alignment (cosine with the mean)", s["norm_alignment"]),
+                ],
+                ylim=(-0.02, 1.02),
+            ),
+            s["norm_similarity"],
+        ),
+        (
+            "group_norm",
+            lambda: vega.line(
+                "Group norm: the shared harvest cap",
+                [Series("cap G", s["group_norm"])],
+                ylabel="fish",
+            ),
+            s["group_norm"],
+        ),
+    ]
     ChartGrid(charts, t)
     NormEvolution(view)
 
@@ -219,24 +276,51 @@ def NormEvolution(view: FisheryView) -> None:
     """The shared policy now, the policies adopted so far, and every villager's personal norm."""
     with solara.Card("Norm evolution"):
         Text("", bold="Current shared policy")
-        solara.HTML(tag="div", unsafe_innerHTML=html.escape(view.shared_policy), classes=["mdd-policy"],
-                    attributes={"data-text": "shared-policy"})  # fmt: skip
+        solara.HTML(
+            tag="div",
+            unsafe_innerHTML=html.escape(view.shared_policy),
+            classes=["mdd-policy"],
+            attributes={"data-text": "shared-policy"},
+        )
         with solara.Columns([1, 2]):
             with solara.Column():
                 Text(f"({len(view.norm_history)})", bold="Adopted policies")
-                Table(["from round", "policy"], [(r, p) for r, p in reversed(view.norm_history)],
-                      key="norm-history")  # fmt: skip
+                Table(
+                    ["from round", "policy"],
+                    [(r, p) for r, p in reversed(view.norm_history)],
+                    key="norm-history",
+                )
             with solara.Column():
                 Text(
                     "(rule villagers: their cap; LLM villagers: their strategy)",
                     bold="Personal norms",
                 )
                 Table(
-                    ["villager", "kind", "disposition", "alive", "wealth", "effort", "catch", "personal norm"],
-                    [(v.id, v.kind, v.disposition, v.alive, round(v.wealth, 1), round(v.effort, 3),
-                      round(v.harvest, 2), v.norm) for v in view.villagers],
+                    [
+                        "villager",
+                        "kind",
+                        "disposition",
+                        "alive",
+                        "wealth",
+                        "effort",
+                        "catch",
+                        "personal norm",
+                    ],
+                    [
+                        (
+                            v.id,
+                            v.kind,
+                            v.disposition,
+                            v.alive,
+                            round(v.wealth, 1),
+                            round(v.effort, 3),
+                            round(v.harvest, 2),
+                            v.norm,
+                        )
+                        for v in view.villagers
+                    ],
                     key="personal-norms",
-                )  # fmt: skip
+                )
 
 
 PAGE = GamePage(

@@ -732,8 +732,9 @@ class _Engine:
         self.sim, self.align = _norm_structure(self._strategies(), alive)
 
         open_ = ~self.collapsed
-        self.efficiency_sum = np.where(open_, self.efficiency_sum + self.efficiency_now,
-                                       self.efficiency_sum)  # fmt: skip
+        self.efficiency_sum = np.where(
+            open_, self.efficiency_sum + self.efficiency_now, self.efficiency_sum
+        )
         self.survival = np.where(open_, t, self.survival)
         self.efficiency = np.where(open_, self.efficiency_sum / t, self.efficiency)
         best = self.h_opt * self.horizon

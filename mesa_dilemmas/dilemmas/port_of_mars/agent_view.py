@@ -30,16 +30,24 @@ def port_of_mars_seats(game: Any) -> tuple[list[dict[str, Any]], list[dict[str, 
     seats = []
     for p in game.players:
         x, y = ring(p.seat, n)
-        seats.append({
-            "x": x, "y": y, "seat": p.seat, "role": p.role, "persona": p.label,
-            "player": str(game.seats[p.seat].policy_name),
-            "leader": bool(leader is not None and p.seat == leader),
-            "coins": int(p.coins), "resources": int(sum(p.resources.values())),
-            "points": int(p.points), "dirty bought": int(p.dirty_cards_bought),
-            "coins to health (total)": int(p.health_coins_total),
-            "label": f"{p.points} pts · {p.dirty_cards_bought} dirty",
-            "holdings": f"{int(p.coins)} coins · {int(sum(p.resources.values()))} resources",
-        })  # fmt: skip
+        seats.append(
+            {
+                "x": x,
+                "y": y,
+                "seat": p.seat,
+                "role": p.role,
+                "persona": p.label,
+                "player": str(game.seats[p.seat].policy_name),
+                "leader": bool(leader is not None and p.seat == leader),
+                "coins": int(p.coins),
+                "resources": int(sum(p.resources.values())),
+                "points": int(p.points),
+                "dirty bought": int(p.dirty_cards_bought),
+                "coins to health (total)": int(p.health_coins_total),
+                "label": f"{p.points} pts · {p.dirty_cards_bought} dirty",
+                "holdings": f"{int(p.coins)} coins · {int(sum(p.resources.values()))} resources",
+            }
+        )
     trades = [
         arrow(o.sender, o.recipient, n, trade=o.public(game.roles)["text"], kind=o.kind)
         for o in getattr(game, "round_offers", [])
@@ -59,22 +67,34 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
         "encoding": {
             **XY,
             "shape": {"condition": {"test": is_leader, "value": "diamond"}, "value": "circle"},
-            "color": {"field": "role", "type": "nominal", "legend": None, "scale": {"scheme": "set2"}},
+            "color": {
+                "field": "role",
+                "type": "nominal",
+                "legend": None,
+                "scale": {"scheme": "set2"},
+            },
             "stroke": {"condition": {"test": is_leader, "value": "#000000"}, "value": "#666666"},
             "strokeWidth": {"condition": {"test": is_leader, "value": 3}, "value": 0.8},
             "tooltip": tooltip(seats, ("x", "y", "label", "holdings")),
         },
-    }  # fmt: skip
+    }
 
     def text(field: str, dy: int, **mark: Any) -> Spec:
-        return {"data": data, "mark": {"type": "text", "dy": dy, "fontSize": 9, **mark},
-                "encoding": {**XY, "text": {"field": field}}}  # fmt: skip
+        return {
+            "data": data,
+            "mark": {"type": "text", "dy": dy, "fontSize": 9, **mark},
+            "encoding": {**XY, "text": {"field": field}},
+        }
 
     # the role's name above its seat's disc (a long name drawn on the disc ran over its edge,
     # unreadable in the dark theme)
-    layers = [*centre(health / 100.0, f"port health {health:.0f}", "#b5651d", 8000), marks,
-              text("role", -22, fontSize=10, fontWeight="bold"), text("label", 24),
-              text("holdings", 35, color="#666666")]  # fmt: skip
+    layers = [
+        *centre(health / 100.0, f"port health {health:.0f}", "#b5651d", 8000),
+        marks,
+        text("role", -22, fontSize=10, fontWeight="bold"),
+        text("label", 24),
+        text("holdings", 35, color="#666666"),
+    ]
     layers += arrow_layers(trades, "#1f77b4", ["trade", "kind"])
     spec = ring_spec(
         "The port and its five seats",

@@ -22,10 +22,19 @@ from mesa_dilemmas.analysis.verdicts import (
 PAPERS = {"001": "Slumbers, Leibo, Janssen — Port of Mars with LLM players"}
 
 EXPERIMENTS = [
-    Experiment("pom_svo", "port_of_mars/svo_rule_based", tiny=["replications=3"], quick=["replications=80"]),
-    Experiment("pom_culture", "port_of_mars/cultural_groups", tiny=["replications=3"], quick=["replications=80"]),
-    Experiment("pom_comm", "port_of_mars/communication", tiny=["replications=3"], quick=["replications=80"]),
-]  # fmt: skip
+    Experiment(
+        "pom_svo", "port_of_mars/svo_rule_based", tiny=["replications=3"], quick=["replications=80"]
+    ),
+    Experiment(
+        "pom_culture",
+        "port_of_mars/cultural_groups",
+        tiny=["replications=3"],
+        quick=["replications=80"],
+    ),
+    Experiment(
+        "pom_comm", "port_of_mars/communication", tiny=["replications=3"], quick=["replications=80"]
+    ),
+]
 
 
 def _seats(run_dir: Path) -> pd.DataFrame:
@@ -91,12 +100,20 @@ def judge_pom_survival(run_dir: Path) -> Verdict:
     ci = stats.binomtest(k, n).proportion_ci()
     inside = ci.low <= 0.81 <= ci.high
     status = "reproduced" if inside else "partly" if abs(k / n - 0.81) <= 0.10 else "not reproduced"
-    return Verdict(f"survival {k}/{n} = {k / n:.0%} (paper's LLM players: 81%)", "exact binomial 95% CI contains 81%",
-                   status, f"95% CI {ci.low:.0%}-{ci.high:.0%}")  # fmt: skip
+    return Verdict(
+        f"survival {k}/{n} = {k / n:.0%} (paper's LLM players: 81%)",
+        "exact binomial 95% CI contains 81%",
+        status,
+        f"95% CI {ci.low:.0%}-{ci.high:.0%}",
+    )
 
 
-PAPER_DIRTY_RANK = ["hierarchical-individualist", "egalitarian-individualist",
-                    "hierarchical-communitarian", "egalitarian-communitarian"]  # fmt: skip
+PAPER_DIRTY_RANK = [
+    "hierarchical-individualist",
+    "egalitarian-individualist",
+    "hierarchical-communitarian",
+    "egalitarian-communitarian",
+]
 
 
 def judge_pom_culture_dirty(run_dir: Path) -> Verdict:
@@ -127,8 +144,13 @@ def judge_pom_communication(run_dir: Path) -> Verdict:
         parts.append(f"{angle:g}: {on.mean():.1f} vs {off.mean():.1f} ({p_text(p)})")
         lower.append(off.mean() < on.mean())
         significant.append(p < 0.05)
-    status = ("reproduced" if all(lower) and sum(significant) >= len(significant) - 2
-              else "partly" if sum(lower) > len(lower) / 2 else "not reproduced")  # fmt: skip
+    status = (
+        "reproduced"
+        if all(lower) and sum(significant) >= len(significant) - 2
+        else "partly"
+        if sum(lower) > len(lower) / 2
+        else "not reproduced"
+    )
     runs = read_runs(run_dir)
     surv = runs.groupby(runs["meeting"].astype(bool))["survived"].mean()
     return Verdict(
@@ -141,10 +163,46 @@ def judge_pom_communication(run_dir: Path) -> Verdict:
 
 
 CLAIMS = [
-    Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles put more coins into port health", "pom_svo", judge_pom_health),
-    Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles buy fewer dirty accomplishments", "pom_svo", judge_pom_dirty),
-    Claim("001", "Sec. 4.2, Fig. 2", "More prosocial SVO angles score fewer points in surviving games", "pom_svo", judge_pom_points),
-    Claim("001", "Sec. 4.2", "About four in five games with SVO-varied players survive (LLM players: 81%)", "pom_svo", judge_pom_survival),
-    Claim("001", "Sec. 4.1, Table 1", "Dirty-accomplishment use ranks hierarchical-individualist > egalitarian-individualist > hierarchical-communitarian > egalitarian-communitarian", "pom_culture", judge_pom_culture_dirty),
-    Claim("001", "Sec. 4.3, Fig. 3", "Without the meeting, players spend less on port health at every SVO angle", "pom_comm", judge_pom_communication),
-]  # fmt: skip
+    Claim(
+        "001",
+        "Sec. 4.2, Fig. 2",
+        "More prosocial SVO angles put more coins into port health",
+        "pom_svo",
+        judge_pom_health,
+    ),
+    Claim(
+        "001",
+        "Sec. 4.2, Fig. 2",
+        "More prosocial SVO angles buy fewer dirty accomplishments",
+        "pom_svo",
+        judge_pom_dirty,
+    ),
+    Claim(
+        "001",
+        "Sec. 4.2, Fig. 2",
+        "More prosocial SVO angles score fewer points in surviving games",
+        "pom_svo",
+        judge_pom_points,
+    ),
+    Claim(
+        "001",
+        "Sec. 4.2",
+        "About four in five games with SVO-varied players survive (LLM players: 81%)",
+        "pom_svo",
+        judge_pom_survival,
+    ),
+    Claim(
+        "001",
+        "Sec. 4.1, Table 1",
+        "Dirty-accomplishment use ranks hierarchical-individualist > egalitarian-individualist > hierarchical-communitarian > egalitarian-communitarian",
+        "pom_culture",
+        judge_pom_culture_dirty,
+    ),
+    Claim(
+        "001",
+        "Sec. 4.3, Fig. 3",
+        "Without the meeting, players spend less on port health at every SVO angle",
+        "pom_comm",
+        judge_pom_communication,
+    ),
+]

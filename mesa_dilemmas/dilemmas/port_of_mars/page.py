@@ -186,14 +186,23 @@ def MeetingCard(view: PortOfMarsView, model: DashboardModel) -> None:
     with solara.Card(
         f"Planning meeting of round {view.meeting_round} (written by {view.meeting_by})"
     ):
-        with solara.Div(attributes={"data-text": "meeting-moment", "data-token": model.token,
-                                    "data-health": str(view.meeting_health)}):  # fmt: skip
+        with solara.Div(
+            attributes={
+                "data-text": "meeting-moment",
+                "data-token": model.token,
+                "data-health": str(view.meeting_health),
+            }
+        ):
             if view.round:
                 Text(
                     f"The meeting sits after this round's wear and events, before anyone invests: "
                     f"port health was {view.meeting_health} then"
-                    + (f" and is {end:.0f} at the end of the round (the card above)." if end is not None else ".")
-                )  # fmt: skip
+                    + (
+                        f" and is {end:.0f} at the end of the round (the card above)."
+                        if end is not None
+                        else "."
+                    )
+                )
         if view.meeting:
             with solara.Div(attributes={"data-token": model.token}):  # tests wait for the round
                 Pre(view.meeting, key="meeting")
@@ -240,43 +249,108 @@ def Panels(view: PortOfMarsView, model: DashboardModel) -> None:
     names = {p.role: f"{p.role} ({p.label})" for p in view.players}
     rounds = list(range(1, view.round + 1))
     charts = [
-        ("port_health", lambda: vega.line(
-            "Port health", [Series("port health", view.health)],
-            [Ref(f"below {view.two_events_below}: two events", view.two_events_below, "#ff7f0e"),
-             Ref(f"below {view.three_events_below}: three events", view.three_events_below, "#d62728")],
-            ylim=(0, 102)), view.health),
-        ("health_coins", lambda: vega.line(
-            "Coins to port health per player and round",
-            [Series(names[r], view.coins_by_role[r], x=rounds) for r in roles], ylabel="coins"),
-         view.coins_by_role[roles[0]] if roles else []),
-        ("points", lambda: vega.line(
-            "Points per player", [Series(names[r], view.points_by_role[r]) for r in roles],
-            ylabel="points"),
-         view.points_by_role[roles[0]] if roles else []),
-        ("dirty", lambda: vega.bars(
-            "Dirty accomplishments bought, and chances to", roles,
-            {"bought": [p.dirty_cards for p in view.players],
-             "chances (purchase phases with one in hand)": [p.dirty_opportunities for p in view.players]}),
-         view.dirty_total),
-        ("trades", lambda: vega.bars(
-            "Trade offers by type", list(TRADE_KINDS),
-            {"proposed": [view.trades_proposed.get(k, 0) for k in TRADE_KINDS],
-             "accepted": [view.trades_accepted.get(k, 0) for k in TRADE_KINDS]}),
-         list(view.trades_proposed.values())),
-    ]  # fmt: skip
+        (
+            "port_health",
+            lambda: vega.line(
+                "Port health",
+                [Series("port health", view.health)],
+                [
+                    Ref(
+                        f"below {view.two_events_below}: two events",
+                        view.two_events_below,
+                        "#ff7f0e",
+                    ),
+                    Ref(
+                        f"below {view.three_events_below}: three events",
+                        view.three_events_below,
+                        "#d62728",
+                    ),
+                ],
+                ylim=(0, 102),
+            ),
+            view.health,
+        ),
+        (
+            "health_coins",
+            lambda: vega.line(
+                "Coins to port health per player and round",
+                [Series(names[r], view.coins_by_role[r], x=rounds) for r in roles],
+                ylabel="coins",
+            ),
+            view.coins_by_role[roles[0]] if roles else [],
+        ),
+        (
+            "points",
+            lambda: vega.line(
+                "Points per player",
+                [Series(names[r], view.points_by_role[r]) for r in roles],
+                ylabel="points",
+            ),
+            view.points_by_role[roles[0]] if roles else [],
+        ),
+        (
+            "dirty",
+            lambda: vega.bars(
+                "Dirty accomplishments bought, and chances to",
+                roles,
+                {
+                    "bought": [p.dirty_cards for p in view.players],
+                    "chances (purchase phases with one in hand)": [
+                        p.dirty_opportunities for p in view.players
+                    ],
+                },
+            ),
+            view.dirty_total,
+        ),
+        (
+            "trades",
+            lambda: vega.bars(
+                "Trade offers by type",
+                list(TRADE_KINDS),
+                {
+                    "proposed": [view.trades_proposed.get(k, 0) for k in TRADE_KINDS],
+                    "accepted": [view.trades_accepted.get(k, 0) for k in TRADE_KINDS],
+                },
+            ),
+            list(view.trades_proposed.values()),
+        ),
+    ]
     ChartGrid(
         charts, t, [("Events drawn", ["round", "events"], list(reversed(view.events)), "events")]
     )
     with solara.Card("Players"):
         Table(
-            ["seat", "role", "persona", "policy", "points", "coins to health", "dirty bought",
-             "% dirty", "offers fair/generous/selfish", "accepted"],
-            [(p.seat, p.role, p.label, p.policy, p.points, p.health_coins, p.dirty_cards,
-              f"{100 * p.dirty_taken / p.dirty_opportunities:.0f}%" if p.dirty_opportunities else "n/a",
-              "/".join(str(p.offers[k]) for k in TRADE_KINDS), sum(p.accepted.values()))
-             for p in view.players],
+            [
+                "seat",
+                "role",
+                "persona",
+                "policy",
+                "points",
+                "coins to health",
+                "dirty bought",
+                "% dirty",
+                "offers fair/generous/selfish",
+                "accepted",
+            ],
+            [
+                (
+                    p.seat,
+                    p.role,
+                    p.label,
+                    p.policy,
+                    p.points,
+                    p.health_coins,
+                    p.dirty_cards,
+                    f"{100 * p.dirty_taken / p.dirty_opportunities:.0f}%"
+                    if p.dirty_opportunities
+                    else "n/a",
+                    "/".join(str(p.offers[k]) for k in TRADE_KINDS),
+                    sum(p.accepted.values()),
+                )
+                for p in view.players
+            ],
             key="players",
-        )  # fmt: skip
+        )
         if view.winners:
             solara.Success(f"The port survived; winners: {', '.join(view.winners)}")
         elif view.collapsed:

@@ -19,13 +19,29 @@ from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's
 from mesa_dilemmas.dilemmas.binary.judges import wins_by_attitude
 
 EXPERIMENTS = [
-    Experiment("pg_self_play", "public_goods/self_play",
-               tiny=["options.samples=3", "options.group_sizes=[4]"],
-               quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"]),
-    Experiment("pg_evolution", "public_goods/cultural_evolution",
-               tiny=["options.runs=1", "options.population=64", "options.survivors=8", "options.max_generations=3"],
-               quick=["options.runs=8", "options.population=128", "options.survivors=16", "options.max_generations=60"]),
-]  # fmt: skip
+    Experiment(
+        "pg_self_play",
+        "public_goods/self_play",
+        tiny=["options.samples=3", "options.group_sizes=[4]"],
+        quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"],
+    ),
+    Experiment(
+        "pg_evolution",
+        "public_goods/cultural_evolution",
+        tiny=[
+            "options.runs=1",
+            "options.population=64",
+            "options.survivors=8",
+            "options.max_generations=3",
+        ],
+        quick=[
+            "options.runs=8",
+            "options.population=128",
+            "options.survivors=16",
+            "options.max_generations=60",
+        ],
+    ),
+]
 
 
 def judge_pg_rises(run_dir: Path) -> Verdict:
@@ -42,7 +58,11 @@ def judge_pg_rises(run_dir: Path) -> Verdict:
         if any(s != "not reproduced" for s in statuses)
         else "not reproduced"
     )
-    return Verdict(", ".join(parts), "Spearman correlation of the collective share and the normalised payoff, per group size", status)  # fmt: skip
+    return Verdict(
+        ", ".join(parts),
+        "Spearman correlation of the collective share and the normalised payoff, per group size",
+        status,
+    )
 
 
 def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
@@ -69,6 +89,18 @@ def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
 
 
 CLAIMS = [
-    Claim("002", "Sec. 5.2, Fig. 2", "Public Goods: social welfare rises as more of the group follows collective strategies (reference sets stand in for LLM-written ones)", "pg_self_play", judge_pg_rises),
-    Claim("002", "Sec. 6.2, Table 2", "Public Goods cultural evolution: the exploitative attitude takes over at both group sizes", "pg_evolution", judge_pg_exploitative_wins),
-]  # fmt: skip
+    Claim(
+        "002",
+        "Sec. 5.2, Fig. 2",
+        "Public Goods: social welfare rises as more of the group follows collective strategies (reference sets stand in for LLM-written ones)",
+        "pg_self_play",
+        judge_pg_rises,
+    ),
+    Claim(
+        "002",
+        "Sec. 6.2, Table 2",
+        "Public Goods cultural evolution: the exploitative attitude takes over at both group sizes",
+        "pg_evolution",
+        judge_pg_exploitative_wins,
+    ),
+]

@@ -113,8 +113,18 @@ def retry_after_seconds(headers: Any) -> float | None:
 
 #: statuses worth another attempt (timeouts, conflicts, rate limits, server errors)
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-_VALIDATION_WORDS = ("validation", "invalid", "should be", "must be", "not supported",
-                     "unsupported", "unexpected", "required", "schema", "response_format")  # fmt: skip
+_VALIDATION_WORDS = (
+    "validation",
+    "invalid",
+    "should be",
+    "must be",
+    "not supported",
+    "unsupported",
+    "unexpected",
+    "required",
+    "schema",
+    "response_format",
+)
 
 
 #: how providers word "the prompt does not fit the context window" (OpenAI and compatible

@@ -129,8 +129,11 @@ class OpenAIBackend(RemoteBackend):
         for mode in NATIVE_MODES[start:-1]:
             probe = ChatRequest(
                 messages=(Message("user", 'Reply with the JSON object {"ok": true}.'),),
-                temperature=0.0, max_tokens=8, seed=0, schema=_PROBE_SCHEMA,
-            )  # fmt: skip
+                temperature=0.0,
+                max_tokens=8,
+                seed=0,
+                schema=_PROBE_SCHEMA,
+            )
             try:
                 await self._create(self.request_kwargs(probe, mode))
             except CallFailed as exc:
@@ -256,10 +259,16 @@ class OpenAIBackend(RemoteBackend):
 
         client = self._clients.get()
         lines = [
-            json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions",
-                        "body": self.request_kwargs(req)})
+            json.dumps(
+                {
+                    "custom_id": cid,
+                    "method": "POST",
+                    "url": "/v1/chat/completions",
+                    "body": self.request_kwargs(req),
+                }
+            )
             for cid, req in items
-        ]  # fmt: skip
+        ]
         try:
             file = await client.files.create(
                 file=("batch.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch"
@@ -298,9 +307,10 @@ class OpenAIBackend(RemoteBackend):
                     if row.get("error") or response.get("status_code") != 200:
                         err = row.get("error") or response.get("body", {}).get("error") or {}
                         out[cid] = status_error(
-                            "openai", int(response.get("status_code") or 500),
+                            "openai",
+                            int(response.get("status_code") or 500),
                             str(err.get("message", err)),
-                        )  # fmt: skip
+                        )
                         continue
                     body = ChatCompletion.model_validate(response["body"])
                     req = requests.get(cid)

@@ -62,25 +62,44 @@ def centre(fill: float, label: str, color: str, area: float) -> list[Spec]:
     """Layers of a disc in the middle whose area is ``fill`` (0..1) of its full size, labelled."""
     data = {"values": [{"x": 0, "y": 0, "fill": max(0.0, min(1.0, fill)), "label": label}]}
     return [
-        {"data": data, "mark": {"type": "circle", "color": color, "opacity": 0.12, "size": area},
-         "encoding": XY},
-        {"data": data, "mark": {"type": "circle", "color": color, "opacity": 0.55},
-         "encoding": {**XY, "size": {"field": "fill", "type": "quantitative", "legend": None,
-                                     "scale": {"domain": [0, 1], "range": [0, area]}},
-                      "tooltip": [{"field": "label", "title": "now"}]}},
-        {"data": data, "mark": {"type": "text", "fontSize": 12, "fontWeight": "bold", "color": "#1f3d5a"},
-         "encoding": {**XY, "text": {"field": "label"}}},
-    ]  # fmt: skip
+        {
+            "data": data,
+            "mark": {"type": "circle", "color": color, "opacity": 0.12, "size": area},
+            "encoding": XY,
+        },
+        {
+            "data": data,
+            "mark": {"type": "circle", "color": color, "opacity": 0.55},
+            "encoding": {
+                **XY,
+                "size": {
+                    "field": "fill",
+                    "type": "quantitative",
+                    "legend": None,
+                    "scale": {"domain": [0, 1], "range": [0, area]},
+                },
+                "tooltip": [{"field": "label", "title": "now"}],
+            },
+        },
+        {
+            "data": data,
+            "mark": {"type": "text", "fontSize": 12, "fontWeight": "bold", "color": "#1f3d5a"},
+            "encoding": {**XY, "text": {"field": "label"}},
+        },
+    ]
 
 
 def arrow(a: int, b: int, n: int, **fields: Any) -> dict[str, Any]:
     """A row for an arrow from ring place ``a`` to ``b`` that stops short of both marks."""
     (x1, y1), (x2, y2) = ring(a, n), ring(b, n)
     return {
-        "x": x1 + 0.22 * (x2 - x1), "y": y1 + 0.22 * (y2 - y1),
-        "x2": x1 + 0.78 * (x2 - x1), "y2": y1 + 0.78 * (y2 - y1),
-        "angle": (90 - math.degrees(math.atan2(y2 - y1, x2 - x1))) % 360, **fields,
-    }  # fmt: skip
+        "x": x1 + 0.22 * (x2 - x1),
+        "y": y1 + 0.22 * (y2 - y1),
+        "x2": x1 + 0.78 * (x2 - x1),
+        "y2": y1 + 0.78 * (y2 - y1),
+        "angle": (90 - math.degrees(math.atan2(y2 - y1, x2 - x1))) % 360,
+        **fields,
+    }
 
 
 def arrow_layers(rows: list[dict[str, Any]], color: str, tip: list[str]) -> list[Spec]:
@@ -90,14 +109,28 @@ def arrow_layers(rows: list[dict[str, Any]], color: str, tip: list[str]) -> list
     data = {"values": rows}
     tooltip = [{"field": f} for f in tip]
     return [
-        {"data": data, "mark": {"type": "rule", "color": color, "strokeWidth": 2},
-         "encoding": {**XY, "x2": {"field": "x2"}, "y2": {"field": "y2"}, "tooltip": tooltip}},
-        {"data": data, "mark": {"type": "point", "shape": "triangle-up", "filled": True,
-                                "size": 120, "color": color},
-         "encoding": {"x": {**XY["x"], "field": "x2"}, "y": {**XY["y"], "field": "y2"},
-                      "angle": {"field": "angle", "type": "quantitative", "scale": None},
-                      "tooltip": tooltip}},
-    ]  # fmt: skip
+        {
+            "data": data,
+            "mark": {"type": "rule", "color": color, "strokeWidth": 2},
+            "encoding": {**XY, "x2": {"field": "x2"}, "y2": {"field": "y2"}, "tooltip": tooltip},
+        },
+        {
+            "data": data,
+            "mark": {
+                "type": "point",
+                "shape": "triangle-up",
+                "filled": True,
+                "size": 120,
+                "color": color,
+            },
+            "encoding": {
+                "x": {**XY["x"], "field": "x2"},
+                "y": {**XY["y"], "field": "y2"},
+                "angle": {"field": "angle", "type": "quantitative", "scale": None},
+                "tooltip": tooltip,
+            },
+        },
+    ]
 
 
 def tooltip(rows: list[dict[str, Any]], skip: tuple[str, ...] = ("x", "y")) -> list[Spec]:
@@ -108,11 +141,14 @@ def ring_spec(title: str, subtitle: str, layers: list[Spec], width: int = 380) -
     return {
         "$schema": SCHEMA,
         "title": {"text": title, "subtitle": subtitle, "fontSize": 13},
-        "width": width, "height": 330,
+        "width": width,
+        "height": 330,
         "layer": layers,
-        "resolve": {"scale": {"size": "independent", "color": "independent", "shape": "independent"}},
+        "resolve": {
+            "scale": {"size": "independent", "color": "independent", "shape": "independent"}
+        },
         "config": {"view": {"stroke": None}, "legend": {"orient": "right"}},
-    }  # fmt: skip
+    }
 
 
 @solara.component

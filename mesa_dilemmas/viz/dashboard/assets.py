@@ -124,8 +124,11 @@ def install(directory: Path | None = None, npm: str = "npm", quiet: bool = False
                 print(f"fetching {spec} from the npm registry", file=sys.stderr)
             out = subprocess.run(
                 [exe, "pack", spec, "--silent", "--pack-destination", tmp],
-                capture_output=True, text=True, check=False, timeout=600,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=600,
+            )
             if out.returncode != 0:
                 raise RuntimeError(f"npm pack {spec} failed: {out.stderr.strip()[-500:]}")
             tarball = Path(tmp) / out.stdout.strip().splitlines()[-1]

@@ -169,11 +169,14 @@ class CompareModel(mesa.Model):
         specs = setting_specs(self.compare.page)
         a, b = self.settings["A"], self.settings["B"]
         return [
-            (spec.get("label", key) if isinstance(spec, dict) else key, fmt(a.get(key)),
-             fmt(b.get(key)))
+            (
+                spec.get("label", key) if isinstance(spec, dict) else key,
+                fmt(a.get(key)),
+                fmt(b.get(key)),
+            )
             for key, spec in specs.items()
             if a.get(key) != b.get(key)
-        ]  # fmt: skip
+        ]
 
 
 @solara.component

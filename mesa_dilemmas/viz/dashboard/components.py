@@ -115,8 +115,12 @@ def Metrics(items: Sequence[Metric]) -> None:
         f'<div class="mdd-metric-value">{html.escape(fmt(m.value, m.digits))}</div></div>'
         for m in items
     )
-    solara.HTML(tag="div", unsafe_innerHTML=cells, classes=["mdd-metrics"],
-                attributes={"data-token": token} if token else None)  # fmt: skip
+    solara.HTML(
+        tag="div",
+        unsafe_innerHTML=cells,
+        classes=["mdd-metrics"],
+        attributes={"data-token": token} if token else None,
+    )
 
 
 def latest_values(spec: Any) -> tuple[Any, dict[str, float]]:
@@ -190,7 +194,7 @@ def Chart(
             "data-last": raw(last),
             "data-latest": json.dumps({k: raw(v) for k, v in latest.items()}),
             "data-token": token,
-        },  # fmt: skip
+        },
     )
 
 

@@ -75,22 +75,34 @@ def stop_reason(model: DashboardModel) -> tuple[str, str] | None:
     if is_context_overflow(text):
         return "the prompt did not fit the model's context window", llm_fix(text, provider)
     reasons = {
-        "ProviderRejected": ("the provider refused the run", "Check the model name, the API key "
-                             "and the endpoint (the message above says which), then Reset."),
-        "BudgetExceeded": ("the run's LLM budget is spent", "Raise [llm.budget] in the "
-                           "--llm-config file, or Reset to start a new run."),
-        "LLMConfigError": ("the LLM settings are incomplete", "The message above says what is "
-                           "missing (a key, a package, a model file)."),
+        "ProviderRejected": (
+            "the provider refused the run",
+            "Check the model name, the API key "
+            "and the endpoint (the message above says which), then Reset.",
+        ),
+        "BudgetExceeded": (
+            "the run's LLM budget is spent",
+            "Raise [llm.budget] in the --llm-config file, or Reset to start a new run.",
+        ),
+        "LLMConfigError": (
+            "the LLM settings are incomplete",
+            "The message above says what is missing (a key, a package, a model file).",
+        ),
         "CallFailed": ("an LLM call failed for good", "See the failed call below."),
-    }  # fmt: skip
+    }
     if name == "ProviderRejected":
         lowered = text.lower()
         if "unreachable" in lowered or "cannot connect" in lowered:
-            return ("the provider's endpoint cannot be reached", "Check the address in 'LLM model' "
-                    "(name@http://host/v1) and that the server is running, then Reset.")  # fmt: skip
+            return (
+                "the provider's endpoint cannot be reached",
+                "Check the address in 'LLM model' "
+                "(name@http://host/v1) and that the server is running, then Reset.",
+            )
         if re.search(r"\b(401|403)\b|api key|unauthori[sz]ed", lowered):
-            return ("the provider rejected the API key", "Set a valid key in the environment "
-                    "the dashboard was started from, then Reset.")  # fmt: skip
+            return (
+                "the provider rejected the API key",
+                "Set a valid key in the environment the dashboard was started from, then Reset.",
+            )
         if re.search(r"\b404\b|unknown model|not found", lowered):
             return ("the provider does not know the model", "Check 'LLM model', then Reset.")
     if name in reasons:
@@ -117,8 +129,10 @@ def _broker_rows(model: DashboardModel) -> dict[str, dict[str, int]]:
     for rec in model.decision_stats:  # as of the last finished round: never read mid-round
         aid = rec["agent_id"]
         if aid in llm_ids or (aid == -1 and narrator_is_llm):
-            row = out.setdefault("narrator" if aid == -1 else str(aid), dict.fromkeys(
-                ("asked", "parse_failures", "retries", "fallbacks"), 0))  # fmt: skip
+            row = out.setdefault(
+                "narrator" if aid == -1 else str(aid),
+                dict.fromkeys(("asked", "parse_failures", "retries", "fallbacks"), 0),
+            )
             for k in row:
                 row[k] += rec[k]
     return out
@@ -253,17 +267,34 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
         for key in keys:
             acc, dec = by_agent.get(key, {}), broker.get(key, {})
             label = "narrator" if key == "narrator" else _label(model, int(key))
-            rows.append((
-                label, dec.get("asked", 0), acc.get("calls", 0), acc.get("tokens_in", 0),
-                acc.get("tokens_out", 0), fmt(acc.get("cost_usd", 0.0)),
-                acc.get("parse_failures", 0), acc.get("fallbacks", 0), acc.get("call_errors", 0),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    label,
+                    dec.get("asked", 0),
+                    acc.get("calls", 0),
+                    acc.get("tokens_in", 0),
+                    acc.get("tokens_out", 0),
+                    fmt(acc.get("cost_usd", 0.0)),
+                    acc.get("parse_failures", 0),
+                    acc.get("fallbacks", 0),
+                    acc.get("call_errors", 0),
+                )
+            )
         Table(
-            ["agent", "decisions", "calls", "tokens in", "tokens out", "cost", "parse failures",
-             "fallbacks", "failed calls"],
+            [
+                "agent",
+                "decisions",
+                "calls",
+                "tokens in",
+                "tokens out",
+                "cost",
+                "parse failures",
+                "fallbacks",
+                "failed calls",
+            ],
             rows,
             key="llm-accounting",
-        )  # fmt: skip
+        )
         if errors:
             latest = errors[0]
             with solara.Div(attributes={"data-llm-errors": str(len(errors))}):
@@ -280,13 +311,18 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
         labels = [ALL, *dict.fromkeys(_label(model, t.agent) for t in transcripts)]
         with solara.Row():
             solara.Select("agent", value=agent_filter, values=labels, on_value=set_agent_filter)
-            solara.InputText("search prompts and answers", value=text_filter,
-                             on_value=set_text_filter, continuous_update=True)  # fmt: skip
+            solara.InputText(
+                "search prompts and answers",
+                value=text_filter,
+                on_value=set_text_filter,
+                continuous_update=True,
+            )
             solara.Checkbox(label="failed calls only", value=errors_only, on_value=set_errors_only)
         shown = [
-            t for t in transcripts
+            t
+            for t in transcripts
             if _matches(t, agent_filter, text_filter, errors_only, _label(model, t.agent))
-        ]  # fmt: skip
+        ]
         Text(
             f"Latest prompt and answer per agent: {len(shown)} of {len(transcripts)} shown"
             if transcripts

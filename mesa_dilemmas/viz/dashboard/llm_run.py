@@ -220,10 +220,11 @@ class LLMRun:
             (round_,),
         )[0]
         agents = {
-            a for (a,) in self.recorder.db.execute(
+            a
+            for (a,) in self.recorder.db.execute(
                 "SELECT DISTINCT agent_id FROM calls WHERE round = ?", (round_,)
             )
-        }  # fmt: skip
+        }
         try:
             in_flight = int(self.recorder.db.execute("SELECT in_flight FROM budget")[0][0])
         except Exception:  # an older record without the budget table

@@ -216,9 +216,10 @@ class DashboardModel(mesa.Model):
             self.game = self.page.build(dict(self.params), model_seed(self.seed), spec)
             self.agent_labels = self.page.agent_labels(self.game)
             self.llm_agent_ids = {
-                a.unique_id for a in getattr(self.game, "agents", None) or ()
+                a.unique_id
+                for a in getattr(self.game, "agents", None) or ()
                 if str(getattr(a.policy, "name", "")).startswith("llm:")
-            }  # fmt: skip
+            }
         except Exception as exc:
             self._fail("could not start the game", exc)
 

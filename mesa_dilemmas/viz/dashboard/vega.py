@@ -41,9 +41,17 @@ def _base(title: str, subtitle: str = "") -> Spec:
         "width": WIDTH,
         "height": HEIGHT,
         "autosize": {"type": "fit-x", "contains": "padding"},
-        "config": {"legend": {"orient": "bottom", "labelFontSize": 11, "symbolSize": 60, "labelLimit": 320},
-                   "axis": {"labelFontSize": 10, "titleFontSize": 11}, "view": {"stroke": None}},
-    }  # fmt: skip
+        "config": {
+            "legend": {
+                "orient": "bottom",
+                "labelFontSize": 11,
+                "symbolSize": 60,
+                "labelLimit": 320,
+            },
+            "axis": {"labelFontSize": 10, "titleFontSize": 11},
+            "view": {"stroke": None},
+        },
+    }
 
 
 def empty(title: str, text: str = "no rounds played yet") -> Spec:
@@ -91,45 +99,77 @@ def line(
         "tickMinStep": 1,
         "labelExpr": "datum.value % 1 ? '' : datum.label",
     }
-    layers: list[Spec] = [{
-        # wheel to zoom, drag to pan, double-click to reset; the chart widget updates its rows
-        # in place (``vega_widget``), so a zoom survives the next rounds
-        "params": [{"name": "zoom", "select": "interval", "bind": "scales"}],
-        "mark": {"type": "line", "point": {"size": 16}, "strokeWidth": 2},
-        "encoding": {
-            "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": x_axis},
-            "y": y,
-            "color": {"field": "series", "type": "nominal", "title": None,
-                      "scale": {"domain": names, "range": colors},
-                      "legend": None if len(names) < 2 else {"orient": "bottom", "columns": min(len(names), 3)}},
-            "tooltip": [{"field": "series", "title": "series"}, {"field": "x", "title": xlabel},
-                        {"field": "y", "title": ylabel or "value", "format": ".4~g"}],
-        },
-    }]  # fmt: skip
+    layers: list[Spec] = [
+        {
+            # wheel to zoom, drag to pan, double-click to reset; the chart widget updates its rows
+            # in place (``vega_widget``), so a zoom survives the next rounds
+            "params": [{"name": "zoom", "select": "interval", "bind": "scales"}],
+            "mark": {"type": "line", "point": {"size": 16}, "strokeWidth": 2},
+            "encoding": {
+                "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": x_axis},
+                "y": y,
+                "color": {
+                    "field": "series",
+                    "type": "nominal",
+                    "title": None,
+                    "scale": {"domain": names, "range": colors},
+                    "legend": None
+                    if len(names) < 2
+                    else {"orient": "bottom", "columns": min(len(names), 3)},
+                },
+                "tooltip": [
+                    {"field": "series", "title": "series"},
+                    {"field": "x", "title": xlabel},
+                    {"field": "y", "title": ylabel or "value", "format": ".4~g"},
+                ],
+            },
+        }
+    ]
     if any(d != [1, 0] for d in dashes):  # dashed series (bounds drawn as lines)
         layers[0]["encoding"]["strokeDash"] = {
-            "field": "series", "type": "nominal", "legend": None,
+            "field": "series",
+            "type": "nominal",
+            "legend": None,
             "scale": {"domain": names, "range": dashes},
-        }  # fmt: skip
+        }
     if refs:
         ref_rows = [{"y": r.y, "label": r.label, "color": r.color} for r in refs]
-        layers.append({
-            "data": {"values": ref_rows},
-            "mark": {"type": "rule", "strokeDash": [5, 4], "strokeWidth": 1.2},
-            "encoding": {"y": {"field": "y", "type": "quantitative"},
-                         "color": {"field": "color", "type": "nominal", "scale": None},
-                         "tooltip": [{"field": "label", "title": "reference"}]},
-        })  # fmt: skip
-        layers.append({
-            "data": {"values": ref_rows},
-            "mark": {"type": "text", "align": "left", "baseline": "bottom", "dx": 3, "dy": -2,
-                     "fontSize": 10},
-            "encoding": {"y": {"field": "y", "type": "quantitative"}, "x": {"value": 0},
-                         "text": {"field": "label"},
-                         "color": {"field": "color", "type": "nominal", "scale": None}},
-        })  # fmt: skip
-    return {**_base(title, subtitle), "data": {"values": rows}, "layer": layers,
-            "resolve": {"scale": {"color": "independent"}}}  # fmt: skip
+        layers.append(
+            {
+                "data": {"values": ref_rows},
+                "mark": {"type": "rule", "strokeDash": [5, 4], "strokeWidth": 1.2},
+                "encoding": {
+                    "y": {"field": "y", "type": "quantitative"},
+                    "color": {"field": "color", "type": "nominal", "scale": None},
+                    "tooltip": [{"field": "label", "title": "reference"}],
+                },
+            }
+        )
+        layers.append(
+            {
+                "data": {"values": ref_rows},
+                "mark": {
+                    "type": "text",
+                    "align": "left",
+                    "baseline": "bottom",
+                    "dx": 3,
+                    "dy": -2,
+                    "fontSize": 10,
+                },
+                "encoding": {
+                    "y": {"field": "y", "type": "quantitative"},
+                    "x": {"value": 0},
+                    "text": {"field": "label"},
+                    "color": {"field": "color", "type": "nominal", "scale": None},
+                },
+            }
+        )
+    return {
+        **_base(title, subtitle),
+        "data": {"values": rows},
+        "layer": layers,
+        "resolve": {"scale": {"color": "independent"}},
+    }
 
 
 def bars(
@@ -150,25 +190,42 @@ def bars(
     ]
     single = len(groups) == 1
     if single and colors is not None:
-        color: Spec = {"field": "label", "type": "nominal", "legend": None,
-                       "scale": {"domain": [str(x) for x in labels], "range": list(colors)}}  # fmt: skip
+        color: Spec = {
+            "field": "label",
+            "type": "nominal",
+            "legend": None,
+            "scale": {"domain": [str(x) for x in labels], "range": list(colors)},
+        }
     else:
-        color = {"field": "group", "type": "nominal", "title": None,
-                 "scale": {"range": list(PALETTE)}, "legend": None if single else {}}  # fmt: skip
+        color = {
+            "field": "group",
+            "type": "nominal",
+            "title": None,
+            "scale": {"range": list(PALETTE)},
+            "legend": None if single else {},
+        }
     return {
         **_base(title),
         "data": {"values": rows},
         "mark": {"type": "bar"},
         "encoding": {
-            "x": {"field": "label", "type": "nominal", "title": None, "sort": None,
-                  "axis": {"labelAngle": -20 if len(labels) > 6 else 0}},
+            "x": {
+                "field": "label",
+                "type": "nominal",
+                "title": None,
+                "sort": None,
+                "axis": {"labelAngle": -20 if len(labels) > 6 else 0},
+            },
             "xOffset": {"field": "group", "type": "nominal"},
             "y": {"field": "value", "type": "quantitative", "title": ylabel},
             "color": color,
-            "tooltip": [{"field": "label", "title": "of"}, {"field": "group", "title": "what"},
-                        {"field": "value", "format": ".4~g"}],
+            "tooltip": [
+                {"field": "label", "title": "of"},
+                {"field": "group", "title": "what"},
+                {"field": "value", "format": ".4~g"},
+            ],
         },
-    }  # fmt: skip
+    }
 
 
 def stack(
@@ -192,15 +249,27 @@ def stack(
         "mark": {"type": "area", "opacity": 0.85},
         "encoding": {
             "x": {"field": "x", "type": "quantitative", "title": xlabel, "axis": {"format": "d"}},
-            "y": {"field": "share", "type": "quantitative", "stack": "zero", "title": ylabel,
-                  "scale": {"domain": [0, 1]}},
-            "color": {"field": "series", "type": "nominal", "title": None,
-                      "scale": {"domain": names, "range": colors}},
+            "y": {
+                "field": "share",
+                "type": "quantitative",
+                "stack": "zero",
+                "title": ylabel,
+                "scale": {"domain": [0, 1]},
+            },
+            "color": {
+                "field": "series",
+                "type": "nominal",
+                "title": None,
+                "scale": {"domain": names, "range": colors},
+            },
             "order": {"field": "series"},
-            "tooltip": [{"field": "series"}, {"field": "x", "title": xlabel},
-                        {"field": "share", "format": ".3f"}],
+            "tooltip": [
+                {"field": "series"},
+                {"field": "x", "title": xlabel},
+                {"field": "share", "format": ".3f"},
+            ],
         },
-    }  # fmt: skip
+    }
 
 
 def actions(title: str, matrix: np.ndarray, player_labels: Sequence[str]) -> Spec:
@@ -217,14 +286,22 @@ def actions(title: str, matrix: np.ndarray, player_labels: Sequence[str]) -> Spe
         "data": {"values": rows},
         "mark": {"type": "rect"},
         "encoding": {
-            "x": {"field": "round", "type": "ordinal", "title": "round",
-                  "axis": {"labelOverlap": True, "labelAngle": 0}},
+            "x": {
+                "field": "round",
+                "type": "ordinal",
+                "title": "round",
+                "axis": {"labelOverlap": True, "labelAngle": 0},
+            },
             "y": {"field": "player", "type": "nominal", "title": None, "sort": list(player_labels)},
-            "color": {"field": "action", "type": "nominal", "title": None,
-                      "scale": {"domain": ["C", "D"], "range": ["#2ca02c", "#d62728"]}},
+            "color": {
+                "field": "action",
+                "type": "nominal",
+                "title": None,
+                "scale": {"domain": ["C", "D"], "range": ["#2ca02c", "#d62728"]},
+            },
             "tooltip": [{"field": "player"}, {"field": "round"}, {"field": "action"}],
         },
-    }  # fmt: skip
+    }
 
 
 def strip(
@@ -244,15 +321,22 @@ def strip(
     tip = [{"field": "agent"}, *({"field": k} for k in rows[0] if k not in ("col", "row"))]
     return {
         **_base(title, subtitle),
-        "height": {"step": 12}, "width": "container",
+        "height": {"step": 12},
+        "width": "container",
         "data": {"values": values},
         "mark": {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5},
         "encoding": {
             "x": {"field": "col", "type": "ordinal", "axis": None},
             "y": {"field": "row", "type": "ordinal", "axis": None},
-            "color": {"field": "gene", "type": "nominal", "title": None,
-                      "scale": {"domain": list(genes),
-                                "range": [PALETTE[i % len(PALETTE)] for i in range(len(genes))]}},
+            "color": {
+                "field": "gene",
+                "type": "nominal",
+                "title": None,
+                "scale": {
+                    "domain": list(genes),
+                    "range": [PALETTE[i % len(PALETTE)] for i in range(len(genes))],
+                },
+            },
             "tooltip": tip,
         },
-    }  # fmt: skip
+    }
