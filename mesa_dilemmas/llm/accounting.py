@@ -27,6 +27,7 @@ from typing import Any
 
 from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.llm.recorder import RunRecorder
+from mesa_dilemmas.llm.redact import redact_frame
 from mesa_dilemmas.llm.settings import PriceEntry
 
 
@@ -340,7 +341,7 @@ def export_parquet(recorder: RunRecorder, out_dir: Path) -> list[str]:
         rows = recorder.db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
         frame = pd.DataFrame(rows, columns=list(columns))
         name = f"llm_{table}.parquet"
-        to_parquet_atomic(frame, Path(out_dir) / name)
+        to_parquet_atomic(redact_frame(frame), Path(out_dir) / name)  # answers come from outside
         written.append(name)
     return written
 

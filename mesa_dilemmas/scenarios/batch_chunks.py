@@ -32,6 +32,7 @@ from mesa.batchrunner import batch_run
 
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.files import to_parquet_atomic
+from mesa_dilemmas.llm.redact import redact_frame
 
 #: at most this many runs in one chunk when the scenario does not say (a chunk's rows are what
 #: the driver holds at a time, and the unit a resumed run does not repeat)
@@ -229,7 +230,7 @@ def chunk_path(partial_dir: Path, index: int) -> Path:
 
 
 def save_chunk(frame: pd.DataFrame, path: Path) -> None:
-    to_parquet_atomic(plain_columns(frame), path)
+    to_parquet_atomic(redact_frame(plain_columns(frame)), path)
 
 
 def is_saved(path: Path, runs: range) -> bool:

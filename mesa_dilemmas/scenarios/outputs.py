@@ -25,6 +25,7 @@ import tomli_w
 
 from mesa_dilemmas.dilemmas.metrics import mean_sem
 from mesa_dilemmas.files import to_parquet_atomic, write_text_atomic
+from mesa_dilemmas.llm.redact import redact_frame, redact_value
 from mesa_dilemmas.scenarios.experiment import Results
 
 PACKAGES = (
@@ -141,17 +142,18 @@ def summarise(results: Results) -> dict[str, Any]:
 
 
 def write_results(out_dir: Path, results: Results) -> dict[str, Any]:
-    to_parquet_atomic(results.runs, out_dir / "runs.parquet")
+    to_parquet_atomic(redact_frame(results.runs), out_dir / "runs.parquet")
     if "steps" not in results.streamed:  # a streamed table is in place already
         steps = results.steps
         if steps is None:
             steps = pd.DataFrame({"RunId": [], "Step": []})
-        to_parquet_atomic(steps, out_dir / "steps.parquet")
+        to_parquet_atomic(redact_frame(steps), out_dir / "steps.parquet")
     if results.agents is not None and "agents" not in results.streamed:
-        to_parquet_atomic(results.agents, out_dir / "agents.parquet")
+        to_parquet_atomic(redact_frame(results.agents), out_dir / "agents.parquet")
     summary = summarise(results)
     write_text_atomic(
-        out_dir / "summary.json", json.dumps(summary, indent=2, default=_jsonable) + "\n"
+        out_dir / "summary.json",
+        json.dumps(redact_value(summary), indent=2, default=_jsonable) + "\n",
     )
     return summary
 

@@ -5,7 +5,7 @@ exist so that the seccomp allowlist is measured (and then tested) against
 ordinary Python -- standard-library imports made while playing, numpy
 allocations large enough to be given back to the system, linear algebra
 (OpenBLAS), fresh random generators, the clock, printing, exceptions caught
-inside the strategy.  See mesa_dilemmas/agents/strategies/sandbox/measure.py.
+inside the strategy.  See scripts/measure_sandbox_syscalls.py.
 """
 
 import collections

@@ -151,7 +151,7 @@ def play_sandboxed(
             entry_flags[k] = f"quarantined: {_losses[key][0]} (and {len(_losses[key]) - 1} more)"
     flat_entry = seat_entry.reshape(-1)
     box = default_sandbox()
-    budget = get_limits().match_timeout * max(1, batch) * (played / max(1, horizon))
+    budget = get_limits().match_cpu * max(1, batch) * (played / max(1, horizon))
     for _attempt in range(len(free) + len(entries) + 4):
         try:
             out, got = box.call("play", header, arrays, budget=max(budget, 1.0))

@@ -76,7 +76,7 @@ class SandboxLimits:
 _O_WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | 0o20000000  # O_TMPFILE
 
 #: what a worker may call after its start-up.  Measured (``python -m
-#: mesa_dilemmas.agents.strategies.sandbox.measure``: every path that runs strategy code, on the
+#: scripts/measure_sandbox_syscalls.py``: every path that runs strategy code, on the
 #: published-format, LLM-style and benign fixture sets, under strace; docs/sandbox.md has the
 #: counts), plus the few marked "not measured" with their reason.  Values: None -- any
 #: arguments; otherwise the argument patterns allowed, each a tuple of ``(arg, op, value)``

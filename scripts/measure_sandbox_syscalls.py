@@ -2,7 +2,7 @@
 
 Usage (Linux, needs ``strace``: ``apt-get install -y strace``)::
 
-    python -m mesa_dilemmas.agents.strategies.sandbox.measure [--keep DIR]
+    python scripts/measure_sandbox_syscalls.py [--keep DIR]
 
 Runs, under ``strace -ff``, the paths that run strategy code -- ``analyse
 strategies`` on the published-format, LLM-style and benign fixture sets, a
