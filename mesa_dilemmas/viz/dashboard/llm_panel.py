@@ -145,7 +145,8 @@ def RoundProgress(model: DashboardModel, run: Any, summary: dict[str, Any], tick
     while a round plays: ``tick`` changes)."""
     job = model.job
     busy = model.busy
-    round_ = job.round if busy and job is not None else model.round
+    failed_round = None if busy else getattr(model, "failed_round", None)
+    round_ = job.round if busy and job is not None else (failed_round or model.round)
     try:
         progress = run.round_progress(round_) if round_ else None
     except Exception:  # the record is being rewritten; the panel's numbers below still show
@@ -155,6 +156,8 @@ def RoundProgress(model: DashboardModel, run: Any, summary: dict[str, Any], tick
     parts = []
     if busy and job is not None:
         parts.append(f"round {job.round} playing for {time.monotonic() - job.started:.0f} s")
+    elif failed_round:
+        parts.append(f"round {failed_round} failed")
     elif round_:
         parts.append(f"round {round_} done")
     else:

@@ -194,6 +194,8 @@ class DashboardModel(mesa.Model):
         self.shown_version = 0
         self._shown = threading.Condition()
         self._round = 0
+        #: the round that failed, if the last one did (the page stays at the round before)
+        self.failed_round: int | None = None
         self.closed = False
         self._lock = threading.Lock()
         if self.error is None:
@@ -294,6 +296,7 @@ class DashboardModel(mesa.Model):
             self.game.step()
         except Exception as exc:
             failed = True
+            self.failed_round = self._round + 1
             self._fail(f"{self.page.unit} {self._round + 1} failed", exc)
         finally:
             if not self.closed:
