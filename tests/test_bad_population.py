@@ -26,6 +26,7 @@ CASES = [
     ("public_goods", '{ strategy = "nosuch", count = 1 }', "unknown reference strategy"),
     ("public_goods", '{ strategy = "/nonexistent/set.json:x", count = 1 }', "no such set"),
     ("public_goods", '{ rule = "rule", count = 1 }', "seats no rule players"),
+    ("public_goods", '{ strategy = "tft(2.0)", count = 1 }', "q must be a number from 0 to 1"),
 ]  # fmt: skip
 
 

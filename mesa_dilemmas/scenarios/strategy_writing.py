@@ -534,9 +534,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     ):
         if value < 16:
             return _fail(f"{flag}: must be at least 16 (got {value})")
+    from mesa_dilemmas.files import out_dir_problem
+
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        return _fail(f"--out {out}: exists and is not a directory")
+    if problem := out_dir_problem(args.out):
+        return _fail(f"--out {args.out!r}: {problem}")
     if not args.resume and out.exists() and any(out.iterdir()):
         return _fail(
             f"--out {out}: directory exists and is not empty (use --resume to continue it)"

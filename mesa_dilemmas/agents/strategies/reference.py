@@ -294,7 +294,16 @@ def reference_params(spec: str) -> tuple[type[Strategy], dict[str, Any]]:
     ]
     if len(args) > len(names):
         raise ValueError(f"strategy spec {spec!r}: {name} takes at most {len(names)} argument(s)")
-    return cls, dict(zip(names, args, strict=False))
+    params = dict(zip(names, args, strict=False))
+    for key in FRACTIONS & set(params):  # shares and probabilities
+        value = params[key]
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+            raise ValueError(f"strategy spec {spec!r}: {key} must be a number from 0 to 1")
+    return cls, params
+
+
+#: reference-strategy parameters that are shares or probabilities (q, p, g in [0, 1])
+FRACTIONS = frozenset({"q", "p", "g"})
 
 
 def reference_label(spec: str) -> str:
