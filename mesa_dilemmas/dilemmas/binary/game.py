@@ -264,6 +264,7 @@ class BinaryDilemmaModel(DilemmaModel):
             raise ValueError("strategies: give at least one strategy spec")
         for spec in strategies:
             _check_strategy_spec(spec)
+        population_table(full.get("players")).check(int(full.get("n_players", 2)), roles=None)
         rules_cls = getattr(sys.modules[cls.__module__], "RULES", None)
         if rules_cls is not None:
             rule_params = tuple((k, full[k]) for k in _rule_keys(rules_cls) if k in full)
