@@ -7,21 +7,14 @@ from pathlib import Path
 
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
-    Experiment,
     Verdict,
     fmt,
     read_runs,
 )
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
+from mesa_dilemmas.dilemmas.binary.judges import self_play_experiment
 
-EXPERIMENTS = [
-    Experiment(
-        "cr_self_play",
-        "collective_risk/self_play",
-        tiny=["options.samples=3", "options.group_sizes=[4]"],
-        quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"],
-    ),
-]
+EXPERIMENTS = [self_play_experiment("cr_self_play", "collective_risk")]
 
 
 CR_PEAK_NOTE = (

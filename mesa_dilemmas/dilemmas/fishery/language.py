@@ -76,9 +76,7 @@ def prompt_fields(
     elif rows is None:  # no social learning: only one's own outcomes
         observed = "You observe your own fishing effort and total payoff:\n" + _table([own], me)
     elif any(r["id"] == me for r in rows):
-        observed = "Every villager's effort and total payoff so far:\n" + _table(
-            rows, me
-        )
+        observed = "Every villager's effort and total payoff so far:\n" + _table(rows, me)
     else:  # a sample of peers, then oneself
         observed = (
             "You observe the fishing effort and total payoff of a few other villagers, and your own:\n"

@@ -9,38 +9,21 @@ from scipy import stats
 
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
-    Experiment,
     Verdict,
     direction,
     fmt,
     read_runs,
 )
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
-from mesa_dilemmas.dilemmas.binary.judges import wins_by_attitude
+from mesa_dilemmas.dilemmas.binary.judges import (
+    evolution_experiment,
+    self_play_experiment,
+    wins_by_attitude,
+)
 
 EXPERIMENTS = [
-    Experiment(
-        "pg_self_play",
-        "public_goods/self_play",
-        tiny=["options.samples=3", "options.group_sizes=[4]"],
-        quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"],
-    ),
-    Experiment(
-        "pg_evolution",
-        "public_goods/cultural_evolution",
-        tiny=[
-            "options.runs=1",
-            "options.population=64",
-            "options.survivors=8",
-            "options.max_generations=3",
-        ],
-        quick=[
-            "options.runs=8",
-            "options.population=128",
-            "options.survivors=16",
-            "options.max_generations=60",
-        ],
-    ),
+    self_play_experiment("pg_self_play", "public_goods"),
+    evolution_experiment("pg_evolution", "public_goods"),
 ]
 
 
