@@ -60,6 +60,7 @@ def whole_sweep_tables(name: str, overrides: list[str]) -> dict[str, pd.DataFram
 
 
 def cli_args(name: str, overrides: list[str]) -> list[str]:
+    overrides = [*overrides, "options.keep_chunks=true"]  # the tests look at the saved chunks
     return [name, "--no-progress", *itertools.chain.from_iterable(("--set", o) for o in overrides)]
 
 

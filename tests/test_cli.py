@@ -45,7 +45,7 @@ def test_scenarios_lists_bundled_with_descriptions(capsys):
         ),
         (
             'game = "fishery"\n[options]\nchunks = 2\n',
-            "options.chunks: unknown key; allowed: replications_per_chunk",
+            "options.chunks: unknown key (did you mean 'keep_chunks'?)",
         ),
     ],
 )
@@ -126,6 +126,8 @@ def test_refuses_to_overwrite_and_resumes_chunks(tmp_path, capsys):
         *SMALL,
         "--set",
         "options.replications_per_chunk=1",
+        "--set",
+        "options.keep_chunks=true",
     ]
     assert main(args) == 0
     first = pd.read_parquet(out / "runs.parquet")
@@ -141,6 +143,8 @@ def test_refuses_to_overwrite_and_resumes_chunks(tmp_path, capsys):
                 *SMALL[:-1],
                 "--set",
                 "options.replications_per_chunk=1",
+                "--set",
+                "options.keep_chunks=true",
                 "--no-progress",
             ]
         )

@@ -16,7 +16,7 @@ from cli_runner import cli_in_process
 from mesa_dilemmas.files import atomic_path, to_parquet_atomic, write_text_atomic
 
 CHUNKED = ["fishery/altruism", "--no-progress", "--set", "replications=4", "--set", "max_steps=15",
-           "--set", "options.replications_per_chunk=1"]  # fmt: skip
+           "--set", "options.replications_per_chunk=1", "--set", "options.keep_chunks=true"]  # fmt: skip
 
 
 def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
@@ -89,6 +89,19 @@ def test_sigkill_mid_run_then_resume_is_identical(tmp_path):
     assert code == 0, err
     assert (out / "runs.parquet").read_bytes() == (clean / "runs.parquet").read_bytes()
     assert not list(out.rglob("*.tmp"))
+
+
+def test_a_finished_sweep_deletes_its_chunks_and_resuming_it_runs_nothing(tmp_path):
+    """By default the saved chunks go once the tables and manifest are written."""
+    out = tmp_path / "run"
+    args = CHUNKED[:-2]  # without options.keep_chunks
+    assert cli_in_process(["run", *args, "--out", str(out)])[0] == 0
+    assert not (out / "partial").exists()
+    assert (out / "manifest.json").is_file()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    code, err = cli_in_process(["run", *args, "--resume", str(out)])
+    assert code == 0 and "finished earlier; nothing to resume" in err, err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_resuming_a_finished_run_runs_nothing_again(tmp_path):

@@ -75,6 +75,7 @@ def test_a_batch_sweep_gives_identical_results_locally_and_on_ray(local_ray, tmp
         "max_steps=25",
         "grid.growth_rate=[0.3,0.6]",
         "grid.penalty=[2.0,10.0]",
+        "options.keep_chunks=true",
     ]
     run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "local", overrides=small,
                  processes=2, progress=False)  # fmt: skip
@@ -90,7 +91,8 @@ def test_a_batch_sweep_gives_identical_results_locally_and_on_ray(local_ray, tmp
 
 
 def test_resume_on_ray_runs_only_the_missing_chunks(local_ray, tmp_path):
-    small = ["replications=4", "max_steps=10", "grid.growth_rate=[0.4]", "grid.penalty=[5.0]"]
+    small = ["replications=4", "max_steps=10", "grid.growth_rate=[0.4]", "grid.penalty=[5.0]",
+             "options.keep_chunks=true"]  # fmt: skip
     out = tmp_path / "run"
     run_scenario("fishery/beta_growth_sweep", out_dir=out, overrides=small, processes=2,
                  progress=False, execution={"backend": "ray"})  # fmt: skip

@@ -14,7 +14,8 @@ The runs go out in chunks of balanced size over grid cells and replications
 process pool or Ray); each finished chunk is saved under ``partial/`` as it arrives
 and ``--resume`` runs only the missing ones.  ``steps.parquet`` and ``agents.parquet``
 are then streamed from the chunk files (:mod:`~mesa_dilemmas.scenarios.stream_tables`),
-so a run's memory does not grow with its number of runs.
+so a run's memory does not grow with its number of runs.  Once the tables and
+``manifest.json`` are written, ``partial/`` is deleted (``options.keep_chunks = true`` keeps it).
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class BatchOptions(BaseModel):
     #: run this many replications of every grid cell per chunk (0: chunks of balanced size,
     #: several per worker, at most 50 runs each); each finished chunk is saved for --resume
     replications_per_chunk: Annotated[int, Field(ge=0)] = 0
+    #: keep the finished chunks (``partial/``) after the run has written its tables; by default
+    #: they are deleted once ``manifest.json`` is written, since the tables hold the same rows
+    keep_chunks: bool = False
 
 
 def derive_seeds(seed: int, n: int) -> list[int]:
@@ -130,6 +134,7 @@ class BatchExperiment:
             seeds=seeds,
             streamed=tables.written,
             summary={"engine": {"name": engine, "reason": why}},
+            scratch=[] if options.keep_chunks else [partial_dir],
         )
 
 

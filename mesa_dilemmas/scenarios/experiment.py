@@ -53,6 +53,9 @@ class Results:
     #: per-agent reporter rows (``agents.parquet``), when the game has agent reporters
     agents: pd.DataFrame | None = None
     streamed: dict[str, Path] = field(default_factory=dict)
+    #: working directories (e.g. a sweep's saved chunks) deleted once the run's tables and
+    #: manifest are written; until then they let ``--resume`` skip finished work
+    scratch: list[Path] = field(default_factory=list)
 
     def step_columns(self, columns: list[str]) -> pd.DataFrame | None:
         """Some columns of the steps (those that exist), from memory or from the written file."""

@@ -271,6 +271,8 @@ def run_scenario(
             "versions": package_versions(),
         },
     )
+    for scratch in results.scratch:  # the tables now hold what these kept for --resume
+        shutil.rmtree(scratch, ignore_errors=True)
     if too_many:
         raise RunStopped(
             f"{', '.join(too_many)}: more decisions fell back to the rule than max_fallback_rate "

@@ -406,13 +406,20 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
             raise
         problems.append(f"{path.name}: import failed: {type(exc).__name__}: {exc}"[:500])
         module = ModuleType(path.stem)
+    classes = _module_classes(module) if module.__dict__.get("__file__") else []
+    published = bool(classes) and not issubclass(classes[0], Strategy)
+    from mesa_dilemmas.agents.strategies.published import PUBLISHED_GAMES
+
     meta = {
         "name": getattr(module, "NAME", path.stem),
-        "source": getattr(module, "SOURCE", None),
+        # a published file is one model's strategies: ``strategies/<game>/<model>.py``
+        "source": getattr(module, "SOURCE", path.stem if published else None),
         "attitude": getattr(module, "ATTITUDE", None),
-        "games": tuple(getattr(module, "GAMES", ())),
+        "games": tuple(
+            getattr(module, "GAMES", ())
+            or ((path.parent.name,) if published and path.parent.name in PUBLISHED_GAMES else ())
+        ),
     }
-    classes = _module_classes(module) if module.__dict__.get("__file__") else []
     entries = [_entry_from_class(cls, meta) for cls in classes]
     from mesa_dilemmas.agents.strategies.published import read_descriptions
 
@@ -432,6 +439,33 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
         attitude=meta["attitude"],
         games=meta["games"],
         description=getattr(module, "DESCRIPTION", None) or inspect.getdoc(module) or "",
+        path=path,
+        problems=problems if problems is not None else [],
+    )
+
+
+def _load_folder(path: Path, problems: list[str] | None = None) -> StrategySet:
+    """A folder of strategy files without a manifest, such as the authors' folder of one game
+    (``strategies/public_goods/<model>.py`` with ``<model>_descriptions.py``): one set, each
+    strategy named ``<file>/<class>`` with its file's stem as its source (the model)."""
+    from mesa_dilemmas.agents.strategies.published import PUBLISHED_GAMES
+
+    entries: list[StrategyEntry] = []
+    for file in strategy_files(path):
+        for e in _load_module(file, problems).entries:
+            entries.append(
+                dataclasses.replace(
+                    e, name=f"{file.stem}/{e.name}", source=e.source or file.stem, set_name=path.name
+                )
+            )
+    sources = {e.source for e in entries}
+    _check_unique(path.name, entries)
+    return StrategySet(
+        name=path.name,
+        entries=entries,
+        source=next(iter(sources)) if len(sources) == 1 else None,
+        games=(path.name,) if path.name in PUBLISHED_GAMES else (),
+        description=f"the strategy files in {path}",
         path=path,
         problems=problems if problems is not None else [],
     )
@@ -457,6 +491,38 @@ def available_sets() -> dict[str, Path]:
     return out
 
 
+def strategy_files(path: Path) -> list[Path]:
+    """The strategy modules of a folder without a manifest (descriptions files left out)."""
+    return sorted(
+        p
+        for p in path.glob("*.py")
+        if p.name != "__init__.py" and not p.stem.endswith("_descriptions")
+    )
+
+
+def game_folders(path: Path) -> dict[str, Path]:
+    """Game -> folder, for a folder that holds one folder of strategy files per game (the
+    authors' ``strategies/``, or a checkout of their repository that has one); else empty."""
+    if not path.is_dir() or (path / MANIFEST).is_file() or strategy_files(path):
+        return {}
+    inner = path / "strategies"
+    if inner.is_dir() and (found := game_folders(inner)):
+        return found
+    return {
+        c.name: c
+        for c in sorted(path.iterdir())
+        if c.is_dir() and not c.name.startswith((".", "_")) and strategy_files(c)
+    }
+
+
+def split_ref(ref: str | Path) -> tuple[str | Path, list[str]]:
+    """``"PATH#public_goods#collective"`` -> ``("PATH", ["public_goods", "collective"])``."""
+    if isinstance(ref, str) and "#" in ref:
+        base, *selectors = ref.split("#")
+        return base, [s for s in selectors if s]
+    return ref, []
+
+
 def resolve_set_path(ref: str | Path) -> Path:
     """A set reference (name or path) -> the directory or module it denotes."""
     path = Path(ref)
@@ -464,7 +530,14 @@ def resolve_set_path(ref: str | Path) -> Path:
         return path.resolve()
     if path.is_file() and path.suffix == ".py":
         return path.resolve()
+    if path.is_dir() and (strategy_files(path) or game_folders(path)):
+        return path.resolve()
     found = available_sets().get(str(ref))
+    if found is None and path.is_dir():
+        raise ValueError(
+            f"strategy set {str(ref)!r}: the folder holds no {MANIFEST}, no strategy files "
+            "(*.py) and no folder of them per game"
+        )
     if found is None:
         known = ", ".join(available_sets()) or "none"
         raise ValueError(
@@ -474,12 +547,9 @@ def resolve_set_path(ref: str | Path) -> Path:
 
 
 def resolve_set_ref(ref: str | Path) -> str:
-    """A set reference -> its resolved path, keeping an attitude suffix (``PATH#collective``)."""
-    attitude = None
-    if isinstance(ref, str) and "#" in ref:
-        ref, _, attitude = ref.rpartition("#")
-    path = str(resolve_set_path(ref))
-    return path if attitude is None else f"{path}#{attitude}"
+    """A set reference -> its resolved path, keeping its selectors (``PATH#collective``)."""
+    base, selectors = split_ref(ref)
+    return "#".join([str(resolve_set_path(base)), *selectors])
 
 
 def _has_code(path: Path) -> bool:
@@ -503,25 +573,63 @@ def _load_cached(path: Path) -> StrategySet:
     return describe_set(path)
 
 
+def _one_line(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def load_strategy_set(ref: str | Path) -> StrategySet:
     """Load a strategy set by name or path (cached per process).
 
     Code in the set's files runs only in a sandbox worker.  A set that yields
-    no strategy at all is an error that says why.
+    no strategy at all is an error that says why.  Selectors after ``#`` pick a
+    game's folder (``strategies#public_goods``), a model's strategies in a folder
+    of several (``strategies/public_goods#mistral-7b``) and an attitude
+    (``...#collective``), in any order.
     """
-    attitude = None
-    if isinstance(ref, str) and "#" in ref:
-        ref, _, attitude = ref.rpartition("#")
-    path = resolve_set_path(ref)
+    base, selectors = split_ref(ref)
+    path = resolve_set_path(base)
+    games = game_folders(path)
+    if games:
+        chosen = [s for s in selectors if s in games]
+        if not chosen:
+            first = next(iter(games))
+            raise ValueError(
+                f"strategy set {str(base)!r} holds one folder of strategies per game "
+                f"({', '.join(games)}); choose one, e.g. '{base}#{first}' or '{games[first]}'"
+            )
+        path = games[chosen[0]].resolve()
+        selectors = [s for s in selectors if s != chosen[0]]
     strategy_set = _load_cached(path)
     if not strategy_set.entries:
-        why = "; ".join(strategy_set.problems) or (
+        why = "; ".join(strategy_set.problems[:3]) or (
             "no Strategy subclass with an act() method and no published-format class was found"
         )
-        raise ValueError(f"strategy set {str(ref)!r} ({path}) has no strategies: {why}")
-    if attitude is not None:
-        return split_by_attitude(strategy_set, attitude, ref)
+        if len(strategy_set.problems) > 3:
+            why += f" (and {len(strategy_set.problems) - 3} more problems)"
+        raise ValueError(_one_line(f"strategy set {str(base)!r} ({path}) has no strategies: {why}"))
+    for selector in selectors:
+        strategy_set = select(strategy_set, selector, base)
     return strategy_set
+
+
+def select(strategy_set: StrategySet, selector: str, ref: Any = None) -> StrategySet:
+    """The entries of a model (their ``source``) or an attitude, as a set of its own."""
+    sources = {e.source for e in strategy_set.entries}
+    attitudes = {e.attitude for e in strategy_set.entries}
+    if selector in sources and selector not in attitudes and len(sources) > 1:
+        name = f"{strategy_set.name}#{selector}"
+        return dataclasses.replace(
+            strategy_set,
+            name=name,
+            source=selector,
+            entries=[
+                dataclasses.replace(e, set_name=name)
+                for e in strategy_set.entries
+                if e.source == selector
+            ],
+        )
+    return split_by_attitude(strategy_set, selector, ref)
 
 
 def split_by_attitude(strategy_set: StrategySet, attitude: str, ref: Any = None) -> StrategySet:
@@ -529,9 +637,11 @@ def split_by_attitude(strategy_set: StrategySet, attitude: str, ref: Any = None)
     entries = [e for e in strategy_set.entries if e.attitude == attitude]
     if not entries:
         found = sorted({str(e.attitude) for e in strategy_set.entries})
+        models = sorted({str(e.source) for e in strategy_set.entries})
         raise ValueError(
             f"strategy set {str(ref or strategy_set.name)!r} has no {attitude!r} strategies "
-            f"(attitudes found: {', '.join(found)})"
+            f"(attitudes found: {', '.join(found)}"
+            + (f"; models found: {', '.join(models)})" if len(models) > 1 else ")")
         )
     name = f"{strategy_set.name}#{attitude}"
     return dataclasses.replace(
@@ -548,7 +658,14 @@ def split_by_attitude(strategy_set: StrategySet, attitude: str, ref: Any = None)
 def set_description(path: Path) -> dict[str, Any]:
     """Load a set in *this* process (a sandbox worker) and describe it as plain data."""
     problems: list[str] = []
-    s = _load_directory(path, problems) if path.is_dir() else _load_module(path, problems)
+    if path.is_dir():
+        s = (
+            _load_directory(path, problems)
+            if (path / MANIFEST).is_file()
+            else _load_folder(path, problems)
+        )
+    else:
+        s = _load_module(path, problems)
     entries = []
     for e in s.entries:
         item: dict[str, Any] = {

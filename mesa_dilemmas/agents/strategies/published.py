@@ -62,6 +62,9 @@ from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy, _see
 from mesa_dilemmas.agents.strategies.history import PlayerHistory as OurHistory
 
 SHIM = "emergent_llm"
+#: the authors' folders of strategy files, one per game (``strategies/<game>/<model>.py``); the
+#: names are ours too
+PUBLISHED_GAMES = ("public_goods", "collective_risk", "common_pool")
 #: errors a published strategy may make per match before the next one is raised
 MAX_ERRORS = 2
 
