@@ -44,6 +44,10 @@ class Verdict:
     test: str
     status: Status
     uncertainty: str = ""
+    #: the claim's effect standardised (an effect over its standard error), signed so that > 0
+    #: is the paper's direction; what ``mesa-dilemmas calibrate`` maximises for a claim target
+    #: and the robustness check reads (None: the judge gives no such number)
+    z: float | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,11 @@ class Claim:
     finding: str = ""
     #: why the claim may not reproduce, with the evidence; printed when it is not reproduced
     note: str = ""
+
+    @property
+    def key(self) -> str:
+        """The claim's name in targets files and tables: its judge's name without ``judge_``."""
+        return self.judge.__name__.removeprefix("judge_")
 
 
 @dataclass
@@ -94,6 +103,31 @@ def fmt(x: float, digits: int = 2) -> str:
 
 def p_text(p: float) -> str:
     return "p n/a" if not math.isfinite(p) else (f"p = {p:.2g}" if p >= 1e-4 else "p < 1e-4")
+
+
+def welch_z(a: Sequence[float], b: Sequence[float]) -> float:
+    """(mean a - mean b) over its Welch standard error; 0 when both are constant and equal,
+    +-10 when they are constant and differ."""
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 2 or len(b) < 2:
+        return math.nan
+    diff = float(a.mean() - b.mean())
+    se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    return diff / se if se > 0 else math.copysign(10.0, diff) if diff else 0.0
+
+
+def paired_z(d: Sequence[float]) -> float:
+    """Mean paired difference over its standard error (0 / +-10 for constant differences)."""
+    import numpy as np
+
+    d = np.asarray(d, dtype=float)
+    if len(d) < 2:
+        return math.nan
+    diff = float(d.mean())
+    se = float(d.std(ddof=1)) / math.sqrt(len(d))
+    return diff / se if se > 0 else math.copysign(10.0, diff) if diff else 0.0
 
 
 def direction(effect: float, p: float, *, alpha: float = 0.05, expected_sign: int = 1) -> Status:

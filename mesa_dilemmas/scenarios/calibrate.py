@@ -22,12 +22,33 @@ SQLite (``study.db``) and every evaluated point is appended to ``evaluations.jso
 ``--resume DIR`` continues a killed run: finished trials are kept, a trial that was running is
 told its values if they were saved, else dropped and asked again.
 
-Outputs: ``best.json`` (the best trial, or the Pareto front's trials), ``trials.csv`` and
+Trial 0 is the scenario's own point (its parameters, else the model's defaults) when it lies
+inside the ranges, so every study shows where the defaults stand.  Outputs: ``best.json``
+(the best trial, or the Pareto front's trials), ``trials.csv`` and
 ``calibration.png`` (objective by trial with the best so far, or the objectives' trade-off with
 the Pareto front marked).
 
-Not yet: targets that are claims of the reproduction report (a standardised effect per claim);
-a target with ``claim = ...`` is a one-line error saying so.
+A target can also be a claim of the reproduction report: its verdict's standardised effect
+(``Verdict.z``, > 0 the paper's direction) is maximised, judged by the same code as
+``mesa-dilemmas reproduce`` on the claim's experiment run with the trial's parameters
+(:mod:`~mesa_dilemmas.scenarios.claim_points`)::
+
+    mode = "quick"                # the report's experiment sizes: tiny | quick | full
+    combine = "min"               # one objective: the weakest claim's z (else one per claim)
+
+    [[target]]
+    claims = "003"                # every claim of paper 003 the scenario's game registers
+                                  # (or claim = "beta_survival": one claim by its key)
+
+    [ranges]                      # optional: the search box when no --param is given
+    catchability = [0.02, 0.06]
+
+    [sizes]                       # optional: an experiment's overrides instead of the mode's
+    beta_r = ["replications=8", "grid.growth_rate=[0.3,0.5,0.7]"]
+
+Each trial then runs those experiments in turn (each through ``--processes``); besides the
+files above, ``claims.csv`` holds every trial's z and verdict per claim and ``tradeoff.md``
+which claims hold where: the points that hold the most claims, and the non-dominated ones.
 """
 
 from __future__ import annotations
@@ -45,6 +66,7 @@ import pandas as pd
 
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.scenarios.claim_points import ClaimSet, evaluate_claims, registered, select
 from mesa_dilemmas.scenarios.config import ConfigError, Scenario, did_you_mean
 from mesa_dilemmas.scenarios.sensitivity import (
     evaluate_points,
@@ -58,13 +80,16 @@ from mesa_dilemmas.scenarios.sensitivity import (
 
 @dataclass(frozen=True)
 class Target:
-    metric: str
+    metric: str  # a run metric, or a claim's key for a claim target
     direction: str  # "maximize" | "minimize"
     value: float | None = None
     scale: float = 1.0
+    claim: bool = False
 
     @property
     def label(self) -> str:
+        if self.claim:
+            return f"z {self.metric}"
         if self.value is None:
             return f"{self.direction} {self.metric}"
         return f"|{self.metric} - {self.value:g}|" + (
@@ -77,11 +102,87 @@ class Target:
         return abs(mean - self.value) / self.scale
 
 
-def read_targets(path: Path, model_cls: type) -> list[Target]:
+@dataclass(frozen=True)
+class Targets:
+    """A targets file: its objectives and, for claim targets, how the claims are run."""
+
+    targets: list[Target]
+    combine: str = "each"  # "each": one objective per target; "min": the weakest claim's z
+    mode: str = "quick"
+    sizes: dict[str, list[str]] | None = None
+    #: the search box when no --param is given: ``["NAME=LOW:HIGH", ...]``
+    ranges: list[str] | None = None
+
+    @property
+    def claims(self) -> bool:
+        return any(t.claim for t in self.targets)
+
+    @property
+    def labels(self) -> list[str]:
+        if self.combine == "min":
+            return ["weakest claim's z"]
+        return [t.label for t in self.targets]
+
+    @property
+    def directions(self) -> list[str]:
+        return ["maximize"] if self.combine == "min" else [t.direction for t in self.targets]
+
+    def values(self, means: dict[str, float]) -> list[float]:
+        values = [t.objective(means.get(t.metric, math.nan)) for t in self.targets]
+        if self.combine == "min":  # a claim its judge could not judge fails the trial
+            return [min(values) if all(math.isfinite(v) for v in values) else math.nan]
+        return values
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "targets": [t.__dict__ for t in self.targets],
+            "combine": self.combine,
+            "mode": self.mode,
+            "sizes": self.sizes,
+        }
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any]) -> Targets:
+        return cls(
+            [Target(**t) for t in spec["targets"]],
+            spec.get("combine", "each"),
+            spec.get("mode", "quick"),
+            spec.get("sizes"),
+        )
+
+
+FILE_KEYS = {"target", "combine", "mode", "sizes", "ranges"}
+
+
+def read_targets(path: Path, model_cls: type, game: str = "") -> Targets:
     try:
         raw = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"--targets: {path}: {exc}") from None
+    extra = set(raw) - FILE_KEYS
+    if extra:
+        key = sorted(extra)[0]
+        raise ConfigError(f"--targets: unknown key {key!r}{did_you_mean(key, list(FILE_KEYS))}")
+    combine = raw.get("combine", "each")
+    if combine not in ("each", "min"):
+        raise ConfigError("--targets: combine must be 'each' or 'min'")
+    mode = raw.get("mode", "quick")
+    if mode not in ("tiny", "quick", "full"):
+        raise ConfigError("--targets: mode must be 'tiny', 'quick' or 'full'")
+    sizes = raw.get("sizes")
+    if sizes is not None and not (
+        isinstance(sizes, dict)
+        and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in sizes.values())
+    ):
+        raise ConfigError('--targets: [sizes] maps an experiment to a list of "KEY=VALUE"')
+    ranges = raw.get("ranges")
+    if ranges is not None:
+        if not isinstance(ranges, dict) or not all(
+            isinstance(v, list) and len(v) == 2 for v in ranges.values()
+        ):
+            raise ConfigError("--targets: [ranges] maps a parameter to [LOW, HIGH]")
+        ranges = [f"{k}={lo}:{hi}" for k, (lo, hi) in ranges.items()]
+        parse_ranges(ranges, model_cls)  # checked against the game's schema now
     rows = raw.get("target")
     if not isinstance(rows, list) or not rows:
         raise ConfigError(f"--targets: {path} has no [[target]] tables")
@@ -89,11 +190,12 @@ def read_targets(path: Path, model_cls: type) -> list[Target]:
     out = []
     for i, row in enumerate(rows):
         where = f"--targets: target {i + 1}"
-        extra = set(row) - {"metric", "direction", "value", "scale", "claim"}
+        extra = set(row) - {"metric", "direction", "value", "scale", "claim", "claims"}
         if extra:
             raise ConfigError(f"{where}: unknown key {sorted(extra)[0]!r}")
-        if "claim" in row:
-            raise ConfigError(f"{where}: claim targets are not supported yet; use a metric")
+        if "claim" in row or "claims" in row:
+            out += _claim_targets(row, where, game)
+            continue
         metric = row.get("metric")
         if not isinstance(metric, str):
             raise ConfigError(f'{where}: needs metric = "NAME"')
@@ -115,7 +217,32 @@ def read_targets(path: Path, model_cls: type) -> list[Target]:
                 f"{where}: direction must be 'maximize' or 'minimize' (or give value)"
             )
         out.append(Target(metric, direction))
-    return out
+    claim_targets = [t for t in out if t.claim]
+    if claim_targets and len(claim_targets) < len(out):
+        raise ConfigError("--targets: give claim targets or metric targets, not both")
+    if combine == "min" and not claim_targets:
+        raise ConfigError("--targets: combine = 'min' takes claim targets (their z)")
+    out = list({t.metric: t for t in out}.values())  # a claim named twice counts once
+    if sizes is not None and claim_targets:
+        known = registered(game).experiments
+        for key in sizes:
+            if key not in known:
+                raise ConfigError(
+                    f"--targets: [sizes] {key!r} is not an experiment{did_you_mean(key, list(known))}"
+                )
+    return Targets(out, combine, mode, sizes, ranges)
+
+
+def _claim_targets(row: dict[str, Any], where: str, game: str) -> list[Target]:
+    if set(row) - {"claim", "claims"}:
+        raise ConfigError(f"{where}: a claim target takes only claim = KEY or claims = PAPER")
+    keys = [row[k] for k in ("claim", "claims") if k in row]
+    if not all(isinstance(k, str) for k in keys):
+        raise ConfigError(f'{where}: claim = "KEY" (or claims = "PAPER" / "all")')
+    chosen = select(registered(game), keys, where)
+    if not chosen.claims:
+        raise ConfigError(f"{where}: the game {game!r} registers no claims")
+    return [Target(c.key, "maximize", claim=True) for c in chosen.claims]
 
 
 @dataclass
@@ -140,7 +267,7 @@ def _suggest(trial: Any, model_cls: type, ranges: dict[str, list[float]]) -> dic
 def run_calibration(
     scenario: Scenario,
     *,
-    targets: list[Target] | None,
+    targets: Targets | None,
     ranges: dict[str, tuple[float, float]] | None,
     trials: int,
     out_dir: Path,
@@ -158,7 +285,7 @@ def run_calibration(
         if not spec_path.exists():
             raise ConfigError(f"--resume: {out_dir} holds no calibration.json")
         spec = json.loads(spec_path.read_text())
-        targets = [Target(**t) for t in spec["targets"]]
+        targets = Targets.from_dict(spec)
         scenario = resumed(scenario, spec)
         ranges_l = spec["ranges"]
         trials = spec["trials"] if trials <= 0 else trials
@@ -172,7 +299,7 @@ def run_calibration(
             "scenario": scenario.name,
             "game": scenario.game,
             "trials": trials,
-            "targets": [t.__dict__ for t in targets],
+            **targets.as_dict(),
             "ranges": ranges_l,
             "seed": scenario.seed,
             "replications": scenario.replications,
@@ -180,39 +307,48 @@ def run_calibration(
             "params": scenario.params,
         }
         spec_path.write_text(json.dumps(spec, indent=2, default=str) + "\n")
-    metrics = tuple(dict.fromkeys(t.metric for t in targets))
+    metrics = tuple(dict.fromkeys(t.metric for t in targets.targets))
     log = out_dir / "evaluations.jsonl"
-    directions = [t.direction for t in targets]
     sampler = optuna.samplers.TPESampler(seed=scenario.seed)
     study = optuna.create_study(
         storage=f"sqlite:///{out_dir / 'study.db'}",
         study_name="calibrate",
-        directions=directions,
+        directions=targets.directions,
         sampler=sampler,
         load_if_exists=True,
     )
-
-    def values_of(means: dict[str, float]) -> list[float]:
-        return [t.objective(means[t.metric]) for t in targets]
+    if not resume:  # trial 0 is the scenario's own point, where it lies inside the ranges
+        start = _starting_point(scenario, model_cls, ranges_l)
+        if start:
+            study.enqueue_trial(start)
 
     # a killed run: trials left running are told their saved values, or failed and asked again
     saved = read_evaluations(log)
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         if t.number in saved:
-            study.tell(t.number, values_of(saved[t.number]))
+            study.tell(t.number, targets.values(saved[t.number]))
         else:
             study.tell(t.number, state=TrialState.FAIL)
 
     def complete() -> int:
         return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
 
-    batch = max(1, processes)
+    claim_set = None
+    if targets.claims:
+        chosen = select(registered(scenario.game), [t.metric for t in targets.targets], "targets")
+        claim_set = ClaimSet(chosen.claims, chosen.experiments)
+    batch = 1 if claim_set is not None else max(1, processes)
+    bar = _progress(progress, trials, complete())
     while complete() < trials:
         asked = [study.ask() for _ in range(min(batch, trials - complete()))]
         points = {t.number: _suggest(t, model_cls, ranges_l) for t in asked}
         numbers = sorted(points)
         done: dict[int, dict[str, float]] = {}
-        if numbers == list(range(numbers[0], numbers[0] + len(numbers))):  # one parallel batch
+        if claim_set is not None:  # a trial runs the claims' experiments, each in parallel
+            done = _evaluate_claim_point(
+                claim_set, targets, points[numbers[0]], numbers[0], log, out_dir, processes
+            )
+        elif numbers == list(range(numbers[0], numbers[0] + len(numbers))):  # one batch
             done = evaluate_points(
                 scenario,
                 [points[n] for n in numbers],
@@ -227,44 +363,199 @@ def run_calibration(
                     evaluate_points(scenario, [points[number]], metrics, log, offset=number)
                 )
         for t in asked:
-            values = values_of(done[t.number])
+            values = targets.values(done[t.number])
             if all(math.isfinite(v) for v in values):
                 study.tell(t, values)
             else:
                 study.tell(t, state=TrialState.FAIL)
+        if bar is not None:
+            bar.n = complete()
+            bar.refresh()
+    if bar is not None:
+        bar.close()
+    labels = targets.labels
     frame = study.trials_dataframe(attrs=("number", "params", "values", "state"))
     frame = frame.rename(columns=lambda c: c.replace("params_", ""))
-    names = {f"values_{i}": t.label for i, t in enumerate(targets)}
-    frame = frame.rename(columns={**names, "value": targets[0].label, "values": targets[0].label})
+    names = {f"values_{i}": label for i, label in enumerate(labels)}
+    frame = frame.rename(columns={**names, "value": labels[0], "values": labels[0]})
     frame.to_csv(out_dir / "trials.csv", index=False)
-    best_trials = [study.best_trial] if len(targets) == 1 else study.best_trials
+    best_trials = [study.best_trial] if len(labels) == 1 else study.best_trials
     best = [
         {
             "trial": t.number,
             "params": t.params,
-            "objectives": dict(zip([x.label for x in targets], t.values, strict=True)),
+            "objectives": dict(zip(labels, t.values, strict=True)),
         }
         for t in best_trials
     ]
+    if claim_set is not None:
+        statuses = _read_statuses(log)
+        for b in best:
+            b["claims"] = statuses.get(b["trial"], {})
+        _claim_tables(frame, read_evaluations(log), statuses, list(ranges_l), out_dir)
     (out_dir / "best.json").write_text(
         json.dumps(
             {
-                "targets": [t.label for t in targets],
+                "targets": labels,
                 "trials": complete(),
-                "pareto_front" if len(targets) > 1 else "best": best,
+                "pareto_front" if len(labels) > 1 else "best": best,
             },
             indent=2,
         )
         + "\n"
     )
     fig = _figure(
-        frame, targets, [t.number for t in best_trials], out_dir / "calibration.png", scenario.name
+        frame,
+        labels,
+        targets.directions,
+        [t.number for t in best_trials],
+        out_dir / "calibration.png",
+        scenario.name,
     )
     return CalibrationResult(out_dir, best, frame, fig)
 
 
+def _starting_point(
+    scenario: Scenario, model_cls: type, ranges: dict[str, list[float]]
+) -> dict[str, Any]:
+    """The scenario's values of the searched parameters (its params, else the model's
+    defaults), when every one lies inside its range."""
+    fields = params_model(model_cls).model_fields
+    point = {}
+    for name, (low, high) in ranges.items():
+        value = scenario.params.get(name, fields[name].default)
+        if not isinstance(value, int | float) or not low <= value <= high:
+            return {}
+        point[name] = value
+    return point
+
+
+def _progress(on: bool, total: int, done: int) -> Any:
+    if not on:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, desc="calibrate", unit="trial")
+
+
+def _evaluate_claim_point(
+    claims: ClaimSet,
+    targets: Targets,
+    point: dict[str, Any],
+    number: int,
+    log: Path,
+    out_dir: Path,
+    processes: int,
+) -> dict[int, dict[str, float]]:
+    """One trial of a claim calibration: its claims' z (saved to ``log`` with their verdicts)."""
+    done = read_evaluations(log)
+    if number in done:
+        return done
+    result = evaluate_claims(
+        claims,
+        point,
+        mode=targets.mode,  # type: ignore[arg-type]
+        work_dir=out_dir / "work" / f"trial_{number:05d}",
+        processes=processes,
+        sizes=targets.sizes,
+    )
+    zs = {k: v["z"] for k, v in result.items()}
+    with log.open("a") as fh:
+        fh.write(
+            json.dumps(
+                {
+                    "index": number,
+                    "metrics": zs,
+                    "status": {k: v["status"] for k, v in result.items()},
+                    "params": point,
+                }
+            )
+            + "\n"
+        )
+    done[number] = zs
+    return done
+
+
+def _read_statuses(log: Path) -> dict[int, dict[str, str]]:
+    out: dict[int, dict[str, str]] = {}
+    for line in log.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "status" in row:
+            out[int(row["index"])] = row["status"]
+    return out
+
+
+def _claim_tables(
+    frame: pd.DataFrame,
+    zs: dict[int, dict[str, float]],
+    statuses: dict[int, dict[str, str]],
+    params: list[str],
+    out_dir: Path,
+) -> None:
+    """``claims.csv`` (every trial's z and verdict per claim) and ``tradeoff.md``: the points
+    holding the most claims (direction right, z > 0) and those no other point beats on every
+    claim's z."""
+    rows = []
+    for _, trial in frame.iterrows():
+        n = int(trial["number"])
+        if n not in zs:
+            continue
+        row: dict[str, Any] = {"trial": n, **{p: trial[p] for p in params}}
+        row.update({f"z {k}": v for k, v in zs[n].items()})
+        row.update({f"verdict {k}": v for k, v in statuses.get(n, {}).items()})
+        row["holds"] = sum(v > 0 for v in zs[n].values())
+        row["significant"] = sum(v > 1.64 for v in zs[n].values())
+        row["weakest z"] = min(zs[n].values())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "claims.csv", index=False)
+    if table.empty:
+        return
+    claims = [c.removeprefix("z ") for c in table.columns if c.startswith("z ")]
+    z = table[[f"z {c}" for c in claims]].to_numpy(dtype=float)
+    dominated = [
+        bool(((z >= z[i]).all(axis=1) & (z > z[i]).any(axis=1)).any()) for i in range(len(z))
+    ]
+    table["non-dominated"] = [not d for d in dominated]
+    top = table.sort_values(["holds", "weakest z"], ascending=False).head(10)
+    front = table[table["non-dominated"]].sort_values("weakest z", ascending=False).head(10)
+    lines = [
+        f"# Trade-off between the claims ({len(table)} trials)",
+        "",
+        "z > 0: the claim's direction holds at that point; z > 1.64: significant (one-sided 5%).",
+        "",
+        "Best z seen per claim: "
+        + ", ".join(f"{c} {table[f'z {c}'].max():+.1f}" for c in claims)
+        + ".",
+        "",
+    ]
+    for title, part in (("Points holding the most claims", top), ("Non-dominated points", front)):
+        lines += [f"## {title}", "", _markdown(part, params, claims), ""]
+    (out_dir / "tradeoff.md").write_text("\n".join(lines))
+
+
+def _markdown(part: pd.DataFrame, params: list[str], claims: list[str]) -> str:
+    head = ["trial", *params, *claims, "holds"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, r in part.iterrows():
+        cells = [str(int(r["trial"]))]
+        cells += [f"{r[p]:.3g}" for p in params]
+        cells += [f"{r[f'z {c}']:+.1f}" for c in claims]
+        cells.append(f"{int(r['holds'])}/{len(claims)}")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def _figure(
-    frame: pd.DataFrame, targets: list[Target], best: list[int], path: Path, title: str
+    frame: pd.DataFrame,
+    labels: list[str],
+    directions: list[str],
+    best: list[int],
+    path: Path,
+    title: str,
 ) -> Path:
     import matplotlib
 
@@ -273,21 +564,21 @@ def _figure(
 
     done = frame[frame["state"] == "COMPLETE"]
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    if len(targets) == 1:
-        label = targets[0].label
+    if len(labels) == 1:
+        label = labels[0]
         y = done[label].to_numpy(dtype=float)
-        acc = np.maximum.accumulate if targets[0].direction == "maximize" else np.minimum.accumulate
+        acc = np.maximum.accumulate if directions[0] == "maximize" else np.minimum.accumulate
         ax.plot(done["number"], y, "o", ms=3, alpha=0.6, label="trial")
         ax.plot(done["number"], acc(y), "-", label="best so far")
         ax.set_xlabel("trial")
         ax.set_ylabel(label)
     else:
-        a, b = targets[0].label, targets[1].label
+        a, b = labels[0], labels[1]
         ax.plot(done[a], done[b], "o", ms=3, alpha=0.5, label="trial")
         front = done[done["number"].isin(best)].sort_values(a)
         ax.plot(front[a], front[b], "o-", color="C3", label="Pareto front")
-        ax.set_xlabel(f"{a} ({targets[0].direction})")
-        ax.set_ylabel(f"{b} ({targets[1].direction})")
+        ax.set_xlabel(f"{a} ({directions[0]})")
+        ax.set_ylabel(f"{b} ({directions[1]})")
     ax.set_title(f"{title}: calibration", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -328,8 +619,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not resume:
         if args.targets is None:
             raise ConfigError("--targets: give a TOML file of [[target]] tables")
-        targets = read_targets(args.targets, model_cls)
-        ranges = parse_ranges(args.param, model_cls)
+        targets = read_targets(args.targets, model_cls, scenario.game)
+        ranges = parse_ranges(args.param or targets.ranges or [], model_cls)
     with execution_for(scenario, args):
         result = run_calibration(
             scenario,

@@ -21,8 +21,10 @@ from mesa_dilemmas.analysis.verdicts import (
     direction,
     fmt,
     p_text,
+    paired_z,
     read_runs,
     read_steps,
+    welch_z,
 )
 from mesa_dilemmas.dilemmas.fishery.robustness_section import robustness_section
 
@@ -40,12 +42,12 @@ EXPERIMENTS = [
         "beta_r",
         "fishery/beta_growth_sweep",
         tiny=[
-            "replications=1",
+            "replications=2",
             "max_steps=10",
             "grid.growth_rate=[0.3,0.4]",
             "grid.penalty=[2.0,14.0]",
         ],
-        quick=["replications=12", "grid.growth_rate=[0.2,0.3,0.4,0.6]"],
+        quick=["replications=12", "grid.growth_rate=[0.2,0.3,0.4,0.5,0.6,0.7]"],
     ),
     Experiment(
         "altruism",
@@ -84,6 +86,7 @@ def _judge_shock(run_dir: Path, column: str, steps: range, digits: int) -> Verdi
         f"paired Wilcoxon over {len(kept)} replications (common random numbers), {p_text(p)}",
         direction(float(diff.mean()), p),
         f"difference {fmt(float(diff.mean()), digits)} ± {fmt(sem, digits)} s.e.",
+        z=paired_z(diff),
     )
 
 
@@ -99,31 +102,48 @@ def judge_shock_stock(run_dir: Path) -> Verdict:
     return _judge_shock(run_dir, "stock", range(30, 36), 1)
 
 
+#: the growth rates over which the paper states the effect of punishment strength (Fig. 3)
+BETA_RANGE = (0.25, 0.75)
+
+
 def judge_beta_survival(run_dir: Path) -> Verdict:
+    """Over every growth rate of the run inside the paper's range: Spearman's rho of beta and
+    survival per r, combined by Stouffer's method (each rho as a z through Fisher's transform).
+    Reproduced when the combined effect is positive and significant and rho > 0 at most of
+    those growth rates; partly when the combined effect is positive."""
     runs = read_runs(run_dir)
-    parts, statuses = [], []
-    for r in (0.3, 0.4):
+    low, high = BETA_RANGE
+    rates = sorted(r for r in runs["growth_rate"].unique() if low <= r <= high)
+    parts, zs = [], []
+    for r in rates:
         cell = runs[np.isclose(runs["growth_rate"], r)]
-        if cell["penalty"].nunique() < 2:
+        if cell["penalty"].nunique() < 2 or len(cell) < 4:
             continue
-        rho, p = stats.spearmanr(cell["penalty"], cell["survival_time"])
+        if cell["survival_time"].nunique() < 2:
+            rho, p = 0.0, 1.0
+        else:
+            rho, p = (float(x) for x in stats.spearmanr(cell["penalty"], cell["survival_time"]))
+        zs.append(math.atanh(min(max(rho, -0.999), 0.999)) * math.sqrt((len(cell) - 3) / 1.06))
         means = cell.groupby("penalty")["survival_time"].mean()
         parts.append(
-            f"r={r}: survival {fmt(means.iloc[0], 1)} (beta={means.index[0]:g}) -> "
-            f"{fmt(means.iloc[-1], 1)} (beta={means.index[-1]:g}), rho={fmt(rho)} {p_text(p)}"
+            f"r={r:g}: {fmt(means.iloc[0], 1)} (beta={means.index[0]:g}) -> "
+            f"{fmt(means.iloc[-1], 1)} (beta={means.index[-1]:g}), rho={fmt(rho)}"
         )
-        statuses.append(direction(float(rho), float(p)))
-    status = (
-        "reproduced"
-        if statuses and all(s == "reproduced" for s in statuses)
-        else "partly"
-        if any(s != "not reproduced" for s in statuses)
-        else "not reproduced"
-    )
+    if not zs:
+        return Verdict("no growth rate of the run lies in the paper's range", "-", "not run")
+    combined = float(sum(zs) / math.sqrt(len(zs)))
+    p = float(stats.norm.sf(abs(combined)) * 2)
+    rising = sum(z > 0 for z in zs)
+    status = direction(combined, p)
+    if status == "reproduced" and rising <= len(zs) / 2:
+        status = "partly"
     return Verdict(
         "; ".join(parts),
-        "Spearman rank correlation of beta and survival time per growth rate",
+        f"Spearman rho of beta and survival per growth rate in r = {low:g}..{high:g} "
+        f"({len(zs)} rates, rho > 0 at {rising}), combined by Stouffer: z = {combined:+.1f}, "
+        f"{p_text(p)}",
         status,
+        z=combined,
     )
 
 
@@ -145,6 +165,7 @@ def judge_altruism_harsh(run_dir: Path) -> Verdict:
         f"harsh lake (r=0.2) survival: altruistic {fmt(alt.mean(), 1)}, mixed {fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}",
         f"Mann-Whitney altruistic vs selfish ({len(alt)} + {len(sel)} runs), {p_text(p)}",
         direction(float(alt.mean() - sel.mean()), p),
+        z=welch_z(alt, sel),
     )
 
 
@@ -169,6 +190,7 @@ def judge_altruism_rich(run_dir: Path) -> Verdict:
         f"rich lake (r=0.6) survival: altruistic {fmt(alt.mean(), 1)}, mixed {fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}",
         f"one-sided Mann-Whitney mixed > altruistic ({p_text(ps[0])}) and mixed > selfish ({p_text(ps[1])})",
         status,
+        z=min(welch_z(mix, alt), welch_z(mix, sel)),
     )
 
 
@@ -184,6 +206,7 @@ def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
         f"rich lake survival: selfish {fmt(sel.mean(), 1)} vs altruistic {fmt(alt.mean(), 1)}",
         f"Mann-Whitney, {p_text(p)}",
         direction(float(sel.mean() - alt.mean()), p),
+        z=welch_z(sel, alt),
     )
 
 
@@ -246,7 +269,7 @@ CLAIMS = [
     Claim(
         "003",
         "Fig. 3",
-        "Stronger punishment lengthens the group's survival at moderate growth rates",
+        "Stronger punishment lengthens the group's survival at moderate growth rates (r = 0.25..0.75)",
         "beta_r",
         judge_beta_survival,
         finding="beta",

@@ -16,6 +16,7 @@ from mesa_dilemmas.analysis.verdicts import (
     fmt,
     p_text,
     read_runs,
+    welch_z,
 )
 
 #: the paper these claims come from, titled for the reproduction report
@@ -162,6 +163,47 @@ def judge_pom_communication(run_dir: Path) -> Verdict:
     )
 
 
+def judge_pom_comm_dirty(run_dir: Path) -> Verdict:
+    """Share of dirty accomplishments taken (of those a seat could take), per seat and game,
+    without vs with the meeting; the paper's direction: more without it."""
+    seats = _seats(run_dir)
+    seats["meeting"] = seats["meeting"].astype(bool)
+    seats = seats[seats["dirty_opportunities"] > 0]
+    share = seats["dirty_taken"] / seats["dirty_opportunities"]
+    on, off = share[seats["meeting"]], share[~seats["meeting"]]
+    if len(on) < 2 or len(off) < 2:
+        return Verdict("too few seats with a dirty card to take", "-", "not run")
+    p = float(stats.mannwhitneyu(off, on, alternative="two-sided").pvalue)
+    return Verdict(
+        f"dirty share per seat: {off.mean():.1%} without the meeting vs {on.mean():.1%} with it",
+        f"Mann-Whitney over {len(off)} + {len(on)} seat-games, {p_text(p)}",
+        direction(float(off.mean() - on.mean()), p),
+        z=welch_z(off, on),
+    )
+
+
+def judge_pom_comm_survival(run_dir: Path) -> Verdict:
+    """Share of games that survive, with vs without the meeting (two-proportion z test)."""
+    runs = read_runs(run_dir)
+    with_ = runs[runs["meeting"].astype(bool)]["survived"].astype(float)
+    without = runs[~runs["meeting"].astype(bool)]["survived"].astype(float)
+    n1, n2 = len(with_), len(without)
+    if n1 < 2 or n2 < 2:
+        return Verdict("too few games", "-", "not run")
+    pooled = (with_.sum() + without.sum()) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    diff = float(with_.mean() - without.mean())
+    z = diff / se if se > 0 else 0.0
+    p = float(2 * stats.norm.sf(abs(z))) if se > 0 else math.nan
+    return Verdict(
+        f"survival {with_.mean():.0%} with the meeting vs {without.mean():.0%} without "
+        f"(paper, LLM players: 81% vs 71%)",
+        f"two-proportion z test over {n1} + {n2} games, {p_text(p)}",
+        direction(diff, p),
+        z=z,
+    )
+
+
 CLAIMS = [
     Claim(
         "001",
@@ -204,5 +246,26 @@ CLAIMS = [
         "Without the meeting, players spend less on port health at every SVO angle",
         "pom_comm",
         judge_pom_communication,
+    ),
+    Claim(
+        "001",
+        "Sec. 4.3",
+        "Without the meeting, players take dirty accomplishments more often (the effect is muted at low SVO angles)",
+        "pom_comm",
+        judge_pom_comm_dirty,
+        note=(
+            "a rule player takes a dirty card with a probability that rises with the port "
+            "health it expects after the card (players.py, dirty_ok); the rule meeting's pledges "
+            "raise the health others are expected to pay for, so with the meeting dirty cards "
+            "look safer and are taken more often. The paper's LLM players hardly discussed "
+            "dirty cards in their meetings; ours act on an expectation the meeting feeds."
+        ),
+    ),
+    Claim(
+        "001",
+        "Sec. 4.3",
+        "Games survive more often with the meeting than without it",
+        "pom_comm",
+        judge_pom_comm_survival,
     ),
 ]
