@@ -195,3 +195,26 @@ def test_the_llm_budget_holds_for_the_whole_ray_run(tmp_path, monkeypatch):
             run_scenario(str(scenario), out_dir=tmp_path / "run", processes=2, progress=False,
                          overrides=["llm.budget.max_calls=13"], execution={"backend": "ray"})  # fmt: skip
         assert server.state.requests == 13  # exactly the budget, over both workers
+
+
+def test_sensitivity_and_calibration_give_the_same_numbers_on_ray(local_ray, tmp_path):
+    """The points of a Sobol analysis and of a calibration go out as Ray tasks; the indices
+    and the trials equal the local pool's."""
+    from mesa_dilemmas.scenarios.calibrate import Target, Targets, run_calibration
+    from mesa_dilemmas.scenarios.config import load_scenario
+    from mesa_dilemmas.scenarios.sensitivity import run_sensitivity
+
+    scenario, _ = load_scenario("fishery/beta_growth_sweep", ["replications=2", "max_steps=30"])
+    ranges = {"penalty": (2.0, 18.0), "growth_rate": (0.2, 0.8)}
+    targets = Targets([Target("survival_time", "maximize")])
+    results = {}
+    for name, settings in (("local", ExecutionSettings()), ("ray", RAY)):
+        with execution.use(settings, 2):
+            s = run_sensitivity(scenario, method="sobol", ranges=ranges, samples=4,
+                                metric="survival_time", out_dir=tmp_path / f"s_{name}",
+                                processes=2)  # fmt: skip
+            c = run_calibration(scenario, targets=targets, ranges=ranges, trials=4,
+                                out_dir=tmp_path / f"c_{name}", processes=2)  # fmt: skip
+        results[name] = (s.table, c.trials.drop(columns=["state"]))
+    pd.testing.assert_frame_equal(results["local"][0], results["ray"][0])
+    pd.testing.assert_frame_equal(results["local"][1], results["ray"][1])
