@@ -180,6 +180,12 @@ def test_the_price_table_covers_current_models_and_states_its_date():
     assert table.price("gemini:gemini-2.5-flash-lite").input == 0.10
     assert len(prices_checked()) == 10 and prices_checked().startswith("20")
     assert table.cost("openai:gpt-5", 1_000_000, 0, batch=True) == pytest.approx(0.625)
+    # the 2026 models have their own entries: a dated gpt-5.4-mini is not priced as gpt-5
+    for label, price in [("openai:gpt-5.4-mini-2026-03-17", 0.75), ("openai:gpt-5.5", 5.0),
+                         ("anthropic:claude-sonnet-5-5", 2.0),
+                         ("gemini:gemini-3-flash-preview", 0.5)]:  # fmt: skip
+        assert table.price(label).input == price, label
+    assert table.cost("openai:gpt-5.4-mini", 0, 1_000_000, batch=True) == pytest.approx(2.25)
 
 
 def test_an_unpriced_model_refuses_a_budgeted_run():
