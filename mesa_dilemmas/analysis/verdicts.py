@@ -69,6 +69,25 @@ class Claim:
         return self.judge.__name__.removeprefix("judge_")
 
 
+@dataclass(frozen=True)
+class LLMClaim:
+    """A claim about LLM players that ``reproduce`` does not run (it would call a model): the
+    report lists it as "not run here" with the bundled scenario that tests it and what one run
+    of that scenario would cost on the paper's model (``mesa-dilemmas estimate``)."""
+
+    paper: str
+    where: str
+    statement: str
+    scenario: str
+    #: the model the estimate prices, as ``provider:model``
+    model: str
+    #: ``--set`` overrides that put ``{model}`` in the scenario's LLM seats
+    overrides: Sequence[str] = ("params.llm={model}",)
+
+    def estimate_overrides(self) -> list[str]:
+        return [o.format(model=self.model) for o in self.overrides]
+
+
 @dataclass
 class Section:
     """A game's extra part of the report (``SECTIONS`` of its claims module): markdown lines,

@@ -17,6 +17,7 @@ from scipy import stats
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
+    LLMClaim,
     Verdict,
     direction,
     fmt,
@@ -304,3 +305,30 @@ CLAIMS = [
 
 #: the report's extra section: the findings at the +-25% neighbours of the defaults
 SECTIONS = [robustness_section]
+
+#: paper 003's claims about LLM villagers: listed by the report as not run here, with the cost
+#: of one run of their scenario on gpt-4o (a model of the paper)
+_SOCIETIES = ("fishery/llm_societies", "openai:gpt-4o", ('grid.llm=["{model}"]',))
+LLM_CLAIMS = [
+    LLMClaim(
+        "003",
+        "Sec. 4.2, Fig. 6",
+        "In a rich lake, societies of the smaller models last longer from selfish initial norms "
+        "than from altruistic ones, whose villagers sometimes starve from catching too little",
+        *_SOCIETIES,
+    ),
+    LLMClaim(
+        "003",
+        "Sec. 4.2, Fig. 6",
+        "gpt-4o and claude-sonnet-4 societies level off near 30 rounds whatever their initial norm",
+        *_SOCIETIES,
+    ),
+    LLMClaim(
+        "003",
+        "Sec. 4.2.5, Fig. 7",
+        "For gpt-4o, using both alignment channels outlasts the explicit group decision alone "
+        "(OGD), while a reasoning model does well with OGD only",
+        "fishery/llm_ablation",
+        "openai:gpt-4o",
+    ),
+]

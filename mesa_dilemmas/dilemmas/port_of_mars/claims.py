@@ -11,6 +11,7 @@ from scipy import stats
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
+    LLMClaim,
     Verdict,
     direction,
     fmt,
@@ -267,5 +268,40 @@ CLAIMS = [
         "Games survive more often with the meeting than without it",
         "pom_comm",
         judge_pom_comm_survival,
+    ),
+]
+
+#: paper 001's claims about LLM players: listed by the report as not run here, with the cost of
+#: one run of their scenario on the paper's model
+PAPER_MODEL = "gemini:gemini-1.5-flash-002"
+LLM_CLAIMS = [
+    LLMClaim(
+        "001",
+        "Sec. 4.2",
+        "With LLM players of varied SVO, about 81% of games end with the port alive",
+        "port_of_mars/llm_svo",
+        PAPER_MODEL,
+    ),
+    LLMClaim(
+        "001",
+        "Sec. 4.2, Fig. 2",
+        "LLM players with more prosocial SVO angles spend more on port health",
+        "port_of_mars/llm_svo",
+        PAPER_MODEL,
+    ),
+    LLMClaim(
+        "001",
+        "Sec. 4.3, Fig. 3",
+        "Without the meeting LLM players spend less on port health and fewer games survive "
+        "(81% to 71%)",
+        "port_of_mars/llm_communication",
+        PAPER_MODEL,
+    ),
+    LLMClaim(
+        "001",
+        "Sec. 4.1, Table 1",
+        "LLM players' dirty-card use follows the cultural groups' order",
+        "port_of_mars/llm_cultural_groups",
+        PAPER_MODEL,
     ),
 ]
