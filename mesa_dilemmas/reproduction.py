@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -35,12 +36,17 @@ from mesa_dilemmas.analysis.verdicts import (
 )
 from mesa_dilemmas.files import out_dir_problem, write_text_atomic
 
+if TYPE_CHECKING:
+    from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
+
 
 @dataclass
 class Outcome:
     claim: Claim
     verdict: Verdict
     run_dir: Path | None
+    #: the paper's number or finding beside ours (claims run on the authors' published sets)
+    paper: str = ""
 
 
 @dataclass
@@ -51,6 +57,10 @@ class Report:
     started: float = field(default_factory=time.time)
     sections: list[Section] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
+    #: experiment -> why it could not run (one line; ``tolerate`` runs only)
+    failed: dict[str, str] = field(default_factory=dict)
+    #: replaces the report's paragraph on what runs (``reproduce --strategies``)
+    intro: list[str] = field(default_factory=list)
 
 
 def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]:
@@ -111,9 +121,13 @@ def run_experiments(
     progress: bool,
     processes: int = 1,
     sections: Sequence[SectionFn] = (),
+    tolerate: bool = False,
 ) -> Report:
     """Run every experiment some claim needs, then judge every claim, then add the games'
-    extra sections (a game's robustness check, say)."""
+    extra sections (a game's robustness check, say).  With ``tolerate`` an experiment that
+    stops (a strategy set whose strategies all fail, say) is reported with its one-line reason
+    and the others still run."""
+    from mesa_dilemmas.scenarios.config import ConfigError
     from mesa_dilemmas.scenarios.runner import run_scenario
 
     report = Report(mode)
@@ -135,19 +149,29 @@ def run_experiments(
         started = time.perf_counter()
         if progress:
             print(f"reproduce: {exp.key} ({exp.scenario} {' '.join(overrides)})", flush=True)
-        run_scenario(
-            exp.scenario,
-            out_dir=None if run_dir.exists() else run_dir,
-            resume=run_dir if run_dir.exists() else None,
-            overrides=overrides,
-            progress=False,
-            processes=processes,
-        )
+        try:
+            run_scenario(
+                exp.scenario,
+                out_dir=None if run_dir.exists() else run_dir,
+                resume=run_dir if run_dir.exists() else None,
+                overrides=overrides,
+                progress=False,
+                processes=processes,
+            )
+        except (ConfigError, ValueError) as exc:
+            if not tolerate:
+                raise
+            report.failed[exp.key] = " ".join(str(exc).split())
+            if progress:
+                print(f"reproduce: {exp.key} stopped: {report.failed[exp.key]}", flush=True)
+            continue
         report.runs[exp.key] = (run_dir, overrides, time.perf_counter() - started)
     for claim in claims:
         run = report.runs.get(claim.experiment)
         if run is None:
-            report.outcomes.append(Outcome(claim, Verdict("-", "-", "not run"), None))
+            why = report.failed.get(claim.experiment)
+            verdict = Verdict(f"stopped: {why}" if why else "-", "-", "not run")
+            report.outcomes.append(Outcome(claim, verdict, None))
             continue
         try:
             with expected_constant_input():
@@ -206,9 +230,16 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         "Verdicts: " + ", ".join(f"**{k}** {v}" for k, v in sorted(counts.items())) + ".",
         "",
         "Claims are the papers' findings in our words, with the section or figure they come from.",
-        "Only experiments that need no paid provider run here: games played by rule players and",
-        "by the bundled reference strategy sets. LLM experiments need a provider or a bundled",
-        "recording and are listed as not run.",
+        *(
+            report.intro
+            or [
+                "Only experiments that need no paid provider run here: games played by rule "
+                "players and",
+                "by the bundled reference strategy sets. LLM experiments need a provider or a "
+                "bundled",
+                "recording and are listed as not run.",
+            ]
+        ),
         "",
     ]
     papers = registered_papers()
@@ -217,17 +248,20 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         outcomes = [o for o in report.outcomes if o.claim.paper == paper]
         if not outcomes:
             continue
+        beside = any(o.paper for o in outcomes)
         lines += [
             f"## Paper {paper}" + (f": {title}" if title else ""),
             "",
-            "| where | claim | ours | test | verdict |",
-            "|---|---|---|---|---|",
+            "| where | claim | " + ("paper | " if beside else "") + "ours | test | verdict |",
+            "|---|---|---|---|---|" + ("---|" if beside else ""),
         ]
         for o in outcomes:
             v = o.verdict
             ours = v.ours + (f" ({v.uncertainty})" if v.uncertainty else "")
+            said = f"{o.paper or '-'} | " if beside else ""
             lines.append(
-                f"| {o.claim.where} | {o.claim.statement} | {ours} | {v.test} | **{v.status}** |"
+                f"| {o.claim.where} | {o.claim.statement} | {said}{ours} | {v.test} | "
+                f"**{v.status}** |"
             )
         lines.append("")
     for section in report.sections:
@@ -257,6 +291,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                         "uncertainty": o.verdict.uncertainty,
                         "test": o.verdict.test,
                         "status": o.verdict.status,
+                        **({"paper_value": o.paper} if o.paper else {}),
                     }
                     for o in report.outcomes
                 ],
@@ -264,6 +299,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                     k: {"dir": str(v[0]), "overrides": v[1], "wall_s": round(v[2], 1)}
                     for k, v in report.runs.items()
                 },
+                "stopped": report.failed,
                 "sections": {
                     s.name: {"wall_s": round(s.wall, 1), "reused": s.reused}
                     for s in report.sections
@@ -312,6 +348,311 @@ def _mode_note(mode: Mode) -> str:
     return "Mode **tiny**: a structural check of the report only; the numbers mean nothing."
 
 
+# -- paper 002 on the authors' published strategy sets ------------------------------------------
+
+#: per mode, the sizes of the runs on published sets (full: the scenarios as bundled, the paper's)
+PUBLISHED_SIZES: dict[str, dict[str, list[str]]] = {
+    "self_play": {
+        "tiny": ["options.samples=2", "options.group_sizes=[4,8]", "options.splits=2"],
+        "quick": ["options.samples=20", "options.group_sizes=[4,16,64]", "options.splits=5"],
+        "full": [],
+    },
+    "evolution": {
+        "tiny": [
+            "options.runs=1",
+            "options.group_sizes=[4]",
+            "options.population=16",
+            "options.survivors=4",
+            "options.max_generations=2",
+        ],
+        "quick": [
+            "options.runs=4",
+            "options.population=128",
+            "options.survivors=16",
+            "options.max_generations=30",
+        ],
+        "full": [],
+    },
+}
+#: per mode, (rollouts, strategies per set) of the behavioural analysis (None: all)
+BEHAVIOUR_SIZES: dict[str, tuple[int, int | None]] = {
+    "tiny": (2, 3),
+    "quick": (10, 64),
+    "full": (50, None),
+}
+
+
+@dataclass
+class PublishedGame:
+    """One game's folder (or file) of the authors' strategies: model -> its file, the models
+    that lack one of the two attitudes, and the game's self-play claim."""
+
+    game: str
+    path: Path
+    models: dict[str, Path]
+    skipped: dict[str, str]
+    claim: PublishedSelfPlay
+
+    def set_ref(self, model: str, attitude: str) -> str:
+        return f"{self.models[model]}#{attitude}"
+
+
+def published_games(
+    path: Path, only: set[str] | frozenset[str] = frozenset()
+) -> list[PublishedGame]:
+    """The games of the authors' strategy folder at ``path`` (their ``strategies/``, a checkout
+    of their repository, one game's folder or one model's file), with the models found in each.
+    Raises :class:`ConfigError` (one line) when nothing there can be played."""
+    from mesa_dilemmas.agents.strategies.loader import (
+        game_folders,
+        load_strategy_set,
+        strategy_files,
+    )
+    from mesa_dilemmas.dilemmas.registry import CLAIMS, load_extensions
+    from mesa_dilemmas.scenarios.config import ConfigError
+
+    claims = {
+        game: module.PUBLISHED
+        for game, module in load_extensions(CLAIMS).items()
+        if hasattr(module, "PUBLISHED")
+    }
+    if not path.exists():
+        raise ConfigError(f"--strategies {path}: no such file or folder")
+    if path.is_file():
+        folders = {path.parent.name: path}
+    else:
+        folders = game_folders(path) or ({path.name: path} if strategy_files(path) else {})
+    if not folders:
+        raise ConfigError(
+            f"--strategies {path}: no strategy files (*.py) and no folder of them per game"
+        )
+    if named := only & set(folders):  # --only names games: load only theirs
+        folders = {g: f for g, f in folders.items() if g in named}
+    unknown = sorted(set(folders) - set(claims))
+    folders = {g: f for g, f in folders.items() if g in claims}
+    if not folders:
+        raise ConfigError(
+            f"--strategies {path}: found {', '.join(unknown)}, but paper 002's games are "
+            f"{', '.join(claims)} (name the folders after them, as the authors do)"
+        )
+    found = []
+    for game, folder in folders.items():
+        try:
+            strategy_set = load_strategy_set(folder)
+        except ValueError as exc:
+            raise ConfigError(f"--strategies {folder}: {' '.join(str(exc).split())}") from None
+        models: dict[str, Path] = {}
+        attitudes: dict[str, set[str]] = {}
+        for e in strategy_set:
+            model = e.source or folder.stem
+            attitudes.setdefault(model, set()).add(str(e.attitude))
+            if e.module is not None:
+                models.setdefault(model, Path(e.module))
+        skipped = {
+            m: f"only {', '.join(sorted(a))} strategies"
+            for m, a in attitudes.items()
+            if not {"collective", "exploitative"} <= a
+        }
+        usable = {m: f for m, f in sorted(models.items()) if m not in skipped}
+        found.append(PublishedGame(game, folder, usable, skipped, claims[game]))
+    if not any(g.models for g in found):
+        why = "; ".join(f"{g.game}/{m}: {w}" for g in found for m, w in g.skipped.items())
+        raise ConfigError(
+            f"--strategies {path}: no model has both collective and exploitative strategies ({why})"
+        )
+    return found
+
+
+def published_plan(
+    games: Sequence[PublishedGame],
+) -> tuple[list[Experiment], list[Claim], dict[tuple[str, str], str]]:
+    """The experiments and claims of paper 002 on published sets, and the paper's value per
+    claim ((experiment, statement) -> text)."""
+    from functools import partial
+
+    from mesa_dilemmas.dilemmas.binary.paper002 import (
+        MODEL_NAMES,
+        judge_evolution,
+        paper_evolution_text,
+    )
+
+    experiments: list[Experiment] = []
+    claims: list[Claim] = []
+    paper: dict[tuple[str, str], str] = {}
+    for g in games:
+        pub = g.claim
+        for model in g.models:
+            sets = [
+                f"options.collective_set='{g.set_ref(model, 'collective')}'",
+                f"options.exploitative_set='{g.set_ref(model, 'exploitative')}'",
+            ]
+            sizes = PUBLISHED_SIZES["self_play"]
+            key = f"{g.game}-{model}-self_play"
+            experiments.append(
+                Experiment(
+                    key,
+                    f"{g.game}/self_play",
+                    tiny=[*sets, *sizes["tiny"]],
+                    quick=[*sets, *sizes["quick"]],
+                    full=[*sets, *sizes["full"]],
+                )
+            )
+            statement = f"{pub.statement}: {MODEL_NAMES.get(model, model)}"
+            claims.append(Claim("002", pub.where, statement, key, pub.judge))
+            paper[(key, statement)] = pub.paper_for(model)
+        if not g.models:
+            continue
+        refs = [g.set_ref(m, a) for m in g.models for a in ("collective", "exploitative")]
+        sets = [f"options.sets={json.dumps(refs)}"]
+        sizes = PUBLISHED_SIZES["evolution"]
+        key = f"{g.game}-evolution"
+        experiments.append(
+            Experiment(
+                key,
+                f"{g.game}/cultural_evolution",
+                tiny=[*sets, *sizes["tiny"]],
+                quick=[*sets, *sizes["quick"]],
+                full=[*sets, *sizes["full"]],
+            )
+        )
+        statement = (
+            f"{g.game.replace('_', ' ').title()} cultural evolution: the winning attitude per "
+            f"group size ({len(g.models)} models)"
+        )
+        claims.append(
+            Claim("002", "Sec. 6.2, Table 2", statement, key, partial(judge_evolution, game=g.game))
+        )
+        paper[(key, statement)] = paper_evolution_text(g.game) + (
+            "" if set(g.models) <= set(MODEL_NAMES) else " (with the paper's six models)"
+        )
+    return experiments, claims, paper
+
+
+def behaviour_section(games: Sequence[PublishedGame], source: Path) -> SectionFn:
+    """Table 1 and Figure 1 on the published sets: per game and model, Cohen's d between the
+    model's two attitudes and each attitude's MPD beside the paper's, and the PCA's variance."""
+
+    def make(*, mode: Mode, out: Path, processes: int, progress: bool, **_: object) -> Section:
+        from mesa_dilemmas.dilemmas.binary.cli import analyse
+        from mesa_dilemmas.dilemmas.binary.paper002 import (
+            MODEL_NAMES,
+            PCA_EXPLAINED,
+            d_text,
+            table1_row,
+        )
+
+        rollouts, limit = BEHAVIOUR_SIZES[mode]
+        started = time.perf_counter()
+        lines = [
+            "## Paper 002 on the published sets: behaviour (Table 1, Fig. 1)",
+            "",
+            f"Strategies from `{source}`; {rollouts} rollouts per opponent history"
+            + (f", the first {limit} strategies of each set." if limit else ", every strategy."),
+            "",
+            "| game | model | d paper | d ours | MPD collective paper / ours "
+            "| MPD exploitative paper / ours | PC1, PC2 ours (paper, all six models) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for g in games:
+            if not g.models:
+                continue
+            if progress:
+                print(f"reproduce: {g.game} behaviour ({len(g.models)} models)", flush=True)
+            models = list(g.models)
+            result = None
+            while models and result is None:
+                refs = [g.set_ref(m, a) for m in models for a in ("collective", "exploitative")]
+                try:
+                    result = analyse(
+                        refs,
+                        game=g.game,
+                        rollouts=rollouts,
+                        processes=processes,
+                        references=False,
+                        limit=limit,
+                    )
+                except ValueError as exc:  # a set every strategy of which misbehaved: left out
+                    why = " ".join(str(exc).split())
+                    bad = [m for m in models if f"'{m}#" in why] or models
+                    for m in bad:
+                        lines.append(f"| {g.game} | {MODEL_NAMES.get(m, m)} | stopped: {why} |||||")
+                    models = [m for m in models if m not in bad]
+            if result is None:
+                continue
+            table = result.table
+            (out / "behaviour").mkdir(parents=True, exist_ok=True)
+            table.to_csv(out / "behaviour" / f"{g.game}.csv", index=False)
+            pcs = ", ".join(f"{v:.1%}" for v in result.explained[:2])
+            paper_pcs = ", ".join(f"{v:.1%}" for v in PCA_EXPLAINED)
+            for model in models:
+                rows = table[table["source"] == model].set_index("attitude")
+                said = table1_row(g.game, model)
+                d = float(rows["d"].iloc[0]) if len(rows) else None
+                mpd = {a: float(rows.loc[a, "MPD"]) for a in rows.index}
+                lines.append(
+                    f"| {g.game} | {MODEL_NAMES.get(model, model)} | "
+                    f"{d_text(said[2] if said else None)} | {d_text(d)} | "
+                    f"{d_text(said[0] if said else None)} / {d_text(mpd.get('collective'))} | "
+                    f"{d_text(said[1] if said else None)} / {d_text(mpd.get('exploitative'))} | "
+                    f"{pcs} ({paper_pcs}) |"
+                )
+        lines.append("")
+        return Section("published_behaviour", lines, wall=time.perf_counter() - started)
+
+    return make
+
+
+def reproduce_published(
+    strategies: Path,
+    mode: Mode,
+    out: Path,
+    processes: int,
+    progress: bool,
+    only: set[str],
+    games: list[PublishedGame] | None = None,
+) -> Report:
+    """Paper 002's claims (Figs. 2-4 per model, Table 2 per game, Table 1 and Fig. 1) on the
+    authors' published strategy sets at ``strategies`` (``games``: as found there already)."""
+    from mesa_dilemmas.dilemmas.binary.paper002 import MODEL_NAMES
+    from mesa_dilemmas.scenarios.config import ConfigError
+
+    games = published_games(strategies, only) if games is None else games
+    if only:
+        for g in games:
+            g.models = {m: f for m, f in g.models.items() if m in only or g.game in only}
+        games = [g for g in games if g.models]
+        if not games:
+            raise ConfigError(f"--only: no game or model of {strategies} matches {sorted(only)}")
+    experiments, claims, paper = published_plan(games)
+    report = run_experiments(
+        experiments,
+        claims,
+        mode,
+        out,
+        progress,
+        processes=processes,
+        sections=[behaviour_section(games, strategies)],
+        tolerate=True,
+    )
+    for o in report.outcomes:
+        o.paper = paper.get((o.claim.experiment, o.claim.statement), "")
+    listed = "; ".join(
+        f"{g.game}: {', '.join(MODEL_NAMES.get(m, m) for m in g.models) or 'none'}"
+        + (
+            " (left out: " + ", ".join(f"{m}, {w}" for m, w in g.skipped.items()) + ")"
+            if g.skipped
+            else ""
+        )
+        for g in games
+    )
+    report.intro = [
+        f"Paper 002's claims run on the authors' published strategy sets in `{strategies}`, one",
+        f"model at a time (models by game: {listed}). The paper's value stands beside ours;",
+        "where the paper shows a figure only, its finding is given in our words.",
+    ]
+    return report
+
+
 # -- command line ------------------------------------------------------------------------------
 
 
@@ -333,8 +674,6 @@ def expected_constant_input() -> Iterator[None]:
 def cmd_reproduce(args: object) -> int:
     from mesa_dilemmas.scenarios.config import ConfigError
 
-    EXPERIMENTS, CLAIMS, SECTIONS = registered_claims()  # noqa: N806
-
     mode: Mode = "full" if args.full else "tiny" if args.tiny else "quick"  # type: ignore[attr-defined]
     out = Path(
         args.out or f"runs/reproduction-{mode}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
@@ -351,22 +690,39 @@ def cmd_reproduce(args: object) -> int:
     if not 1 <= args.processes <= cores:  # type: ignore[attr-defined]
         raise ConfigError(f"--processes: must be between 1 and {cores} (this machine's cores)")
     only = set(args.only or [])  # type: ignore[attr-defined]
-    claims = [c for c in CLAIMS if not only or c.experiment in only or c.paper in only]
-    if not claims:
-        raise ConfigError(f"--only: no claim matches {sorted(only)}")
+    strategies = getattr(args, "strategies", None)
+    if strategies is not None:
+        games = published_games(Path(strategies), only)  # checked before anything is written
+        claims: list[Claim] = []
+    else:
+        EXPERIMENTS, CLAIMS, SECTIONS = registered_claims()  # noqa: N806
+        claims = [c for c in CLAIMS if not only or c.experiment in only or c.paper in only]
+        if not claims:
+            raise ConfigError(f"--only: no claim matches {sorted(only)}")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
-    report = run_experiments(
-        EXPERIMENTS,
-        claims,
-        mode,
-        out,
-        progress=not args.no_progress,  # type: ignore[attr-defined]
-        processes=args.processes,  # type: ignore[attr-defined]
-        sections=SECTIONS,
-    )
+    if strategies is not None:
+        report = reproduce_published(
+            Path(strategies),
+            mode,
+            out,
+            processes=args.processes,  # type: ignore[attr-defined]
+            progress=not args.no_progress,  # type: ignore[attr-defined]
+            only=only,
+            games=games,
+        )
+    else:
+        report = run_experiments(
+            EXPERIMENTS,
+            claims,
+            mode,
+            out,
+            progress=not args.no_progress,  # type: ignore[attr-defined]
+            processes=args.processes,  # type: ignore[attr-defined]
+            sections=SECTIONS,
+        )
     figures = {} if mode == "tiny" else draw_figures(report, out)
     path = write_report(report, out, figures)
     counts = pd.Series([o.verdict.status for o in report.outcomes]).value_counts().to_dict()
@@ -411,6 +767,13 @@ def register(sub: object) -> None:
         type=int,
         default=1,
         help="worker processes for each run and the robustness check (results do not change)",
+    )
+    p.add_argument(
+        "--strategies",
+        metavar="PATH",
+        help="paper 002's claims on the authors' published strategy files instead: their "
+        "strategies/ folder (or a checkout of their repository, one game's folder, one file); "
+        "self-play per model, cultural evolution and the behavioural analysis per game",
     )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_reproduce)

@@ -89,3 +89,69 @@ def test_same_seed_same_self_play_with_any_number_of_processes(tmp_path: Path) -
     pd_testing.assert_frame_equal(runs[0], runs[1])
     pd_testing.assert_frame_equal(runs[0], runs[2])
     assert runs[0]["collective_payoff"].notna().any()
+
+
+FORMATS = Path(__file__).parent / "strategy_corpus" / "published_format"
+
+
+def authors_layout(root: Path) -> Path:
+    """Our fixture files laid out as the authors' ``strategies/<game>/<model>.py`` (two "models"
+    per game: one file in each call format, with a ``_descriptions.py`` beside some)."""
+    import shutil
+
+    for game, stem in (("public_goods", "public_goods"), ("common_pool", "common_pool")):
+        folder = root / "strategies" / game
+        folder.mkdir(parents=True)
+        for era in ("paper", "current"):
+            for suffix in ("", "_descriptions"):
+                src = FORMATS / f"{era}_{stem}{suffix}.py"
+                if src.is_file():
+                    shutil.copy(src, folder / f"{era}-model{suffix}.py")
+    return root / "strategies"
+
+
+def test_the_authors_folder_loads_by_game_model_and_attitude(tmp_path: Path) -> None:
+    strategies = authors_layout(tmp_path)
+    pg = load_strategy_set(strategies / "public_goods")
+    assert pg.games == ("public_goods",) and len(pg) == 9
+    assert {e.source for e in pg} == {"paper-model", "current-model"}
+    first = pg.get("paper-model/Strategy_COLLECTIVE_1")
+    assert first.description.startswith("Cooperate") and "Strategy" not in first.description
+    # the game's folder chosen by selector, then a model and an attitude, in any order
+    same = load_strategy_set(f"{strategies}#public_goods")
+    assert [e.name for e in same] == [e.name for e in pg]
+    one = load_strategy_set(f"{tmp_path}#public_goods#paper-model#exploitative")
+    assert [e.name for e in one] == [
+        "paper-model/Strategy_EXPLOITATIVE_1",
+        "paper-model/Strategy_EXPLOITATIVE_2",
+    ]
+    assert (one.source, one.attitude) == ("paper-model", "exploitative")
+    coll = load_strategy_set(f"{strategies / 'common_pool'}#collective")
+    assert {e.attitude for e in coll} == {"collective"} and len(coll) == 2
+    # one model's file alone: its stem is the model, its folder the game
+    f = load_strategy_set(f"{strategies / 'public_goods' / 'current-model.py'}#exploitative")
+    assert (f.source, f.games, len(f)) == ("current-model", ("public_goods",), 2)
+    # JSON descriptions in a folder
+    js = load_strategy_set(PUBLISHED)
+    assert js.get("public_goods_collective/Strategy_COLLECTIVE_1").description.startswith(
+        "Start by contributing"
+    )
+
+
+def test_a_folder_that_gives_no_strategies_is_one_line_that_says_why(tmp_path: Path) -> None:
+    strategies = authors_layout(tmp_path / "repo")
+    with pytest.raises(ValueError, match=r"one folder of strategies per game \(common_pool, "):
+        load_strategy_set(strategies)
+    (tmp_path / "nothing").mkdir()
+    with pytest.raises(ValueError, match="holds no strategy_set.toml, no strategy files"):
+        load_strategy_set(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "a.py").write_text("X = 1\n")
+    (tmp_path / "empty" / "b.py").write_text("def f(:\n    pass\n")
+    with pytest.raises(ValueError) as info:
+        load_strategy_set(tmp_path / "empty")
+    message = str(info.value)
+    assert "has no strategies: b.py: import failed: SyntaxError" in message
+    assert "\n" not in message
+    with pytest.raises(ValueError, match="no 'gpt' strategies .*models found: current-model"):
+        load_strategy_set(f"{strategies / 'public_goods'}#gpt")

@@ -80,3 +80,65 @@ def test_the_robustness_section_reports_each_finding_with_its_failures():
     assert "0/1 (0%)" in beta and "everywhere (z from -2.1 to -2.1)" in beta
     harsh = next(line for line in lines.splitlines() if "harsh lake" in line)
     assert "1/1 (100%)" in harsh
+
+
+def test_reproduce_on_published_sets_writes_the_paper_002_section(tmp_path):
+    """``reproduce --strategies``: our fixture files in the authors' layout (two "models" per
+    game, in the two call formats), and a third model whose strategies all fail."""
+    import shutil
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "strategy_corpus" / "published_format"
+    strategies = tmp_path / "emergent" / "strategies"
+    for game in ("public_goods", "common_pool"):
+        (strategies / game).mkdir(parents=True)
+        for era in ("paper", "current"):
+            for suffix in ("", "_descriptions"):
+                src = fixtures / f"{era}_{game}{suffix}.py"
+                if src.is_file():
+                    shutil.copy(src, strategies / game / f"{era}-model{suffix}.py")
+    (strategies / "public_goods" / "broken-model.py").write_text(
+        "from emergent_llm.common import Action\n"
+        "from emergent_llm.players import BaseStrategy\n"
+        "class Strategy_COLLECTIVE_1(BaseStrategy):\n"
+        "    def __call__(self, state, history):  # the other format's call: always fails\n"
+        "        return Action.C if history.opponent_cooperators[-1] else Action.D\n"
+        "class Strategy_EXPLOITATIVE_1(BaseStrategy):\n"
+        "    def __call__(self, state, history):\n"
+        "        return Action.D if history.opponent_cooperators[-1] else Action.C\n"
+    )
+    out = tmp_path / "rep"
+    result = cli(
+        "reproduce", "--tiny", "--strategies", str(tmp_path / "emergent"), "--out", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    text = (out / "reproduction.md").read_text()
+    data = json.loads((out / "reproduction.json").read_text())
+    assert "## Paper 002" in text and "## Paper 003" not in text
+    assert "| where | claim | paper | ours | test | verdict |" in text
+    statements = [c["statement"] for c in data["claims"]]
+    for model in ("paper-model", "current-model"):
+        assert f"Common Pool: all-collective groups do worse as the group grows: {model}" in (
+            statements
+        )
+        assert f"Public Goods: welfare rises with the collective share of the group: {model}" in (
+            statements
+        )
+    evolution = [c for c in data["claims"] if c["where"] == "Sec. 6.2, Table 2"]
+    assert len(evolution) == 2
+    assert all("claude-haiku-4-5/exploitative" in c["paper_value"] for c in evolution)
+    cp = next(c for c in evolution if c["experiment"] == "common_pool-evolution")
+    assert cp["status"] != "not run" and "n=4:" in cp["ours"]
+    # the model whose strategies all fail: one line in its row, the others still judged
+    broken = next(c for c in data["claims"] if c["statement"].endswith("broken-model"))
+    assert broken["status"] == "not run"
+    assert (
+        broken["ours"].startswith("stopped: every strategy of set") and "\n" not in broken["ours"]
+    )
+    judged = [c for c in data["claims"] if c["experiment"].endswith("-model-self_play")]
+    assert sum(c["status"] != "not run" for c in judged) == 4
+    assert "behaviour (Table 1, Fig. 1)" in text and "| public_goods | paper-model |" in text
+    # nothing to play is one line and exit 2
+    (tmp_path / "none").mkdir()
+    nothing = cli("reproduce", "--tiny", "--strategies", str(tmp_path / "none"))
+    assert nothing.returncode == 2 and "no strategy files" in nothing.stderr

@@ -444,7 +444,7 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
     )
 
 
-def _load_folder(path: Path, problems: list[str] | None = None) -> StrategySet:
+def _load_folder(path: Path, problems: list[str] | None = None, tick: Any = None) -> StrategySet:
     """A folder of strategy files without a manifest, such as the authors' folder of one game
     (``strategies/public_goods/<model>.py`` with ``<model>_descriptions.py``): one set, each
     strategy named ``<file>/<class>`` with its file's stem as its source (the model)."""
@@ -452,10 +452,15 @@ def _load_folder(path: Path, problems: list[str] | None = None) -> StrategySet:
 
     entries: list[StrategyEntry] = []
     for file in strategy_files(path):
+        if tick is not None:  # one file is one step of the worker's progress (its time limit)
+            tick()
         for e in _load_module(file, problems).entries:
             entries.append(
                 dataclasses.replace(
-                    e, name=f"{file.stem}/{e.name}", source=e.source or file.stem, set_name=path.name
+                    e,
+                    name=f"{file.stem}/{e.name}",
+                    source=e.source or file.stem,
+                    set_name=path.name,
                 )
             )
     sources = {e.source for e in entries}
@@ -655,14 +660,15 @@ def split_by_attitude(strategy_set: StrategySet, attitude: str, ref: Any = None)
 # -- the sandbox's side of loading ------------------------------------------
 
 
-def set_description(path: Path) -> dict[str, Any]:
-    """Load a set in *this* process (a sandbox worker) and describe it as plain data."""
+def set_description(path: Path, tick: Any = None) -> dict[str, Any]:
+    """Load a set in *this* process (a sandbox worker) and describe it as plain data
+    (``tick()``: called before each file of a folder is loaded)."""
     problems: list[str] = []
     if path.is_dir():
         s = (
             _load_directory(path, problems)
             if (path / MANIFEST).is_file()
-            else _load_folder(path, problems)
+            else _load_folder(path, problems, tick)
         )
     else:
         s = _load_module(path, problems)
@@ -784,8 +790,19 @@ def resolve_strategy(spec: str) -> StrategyEntry:
 
 
 def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dict]:
-    """Worker side of :func:`describe_set` (served by every sandbox worker as "describe")."""
-    return {"set": set_description(Path(header["path"]))}, {}
+    """Worker side of :func:`describe_set` (served by every sandbox worker as "describe").
+
+    Loading a folder moves the progress page on at every file, so the limit of one call's CPU
+    time holds per file, not for the whole folder."""
+    from mesa_dilemmas.agents.strategies.sandbox.worker import SLOT_SEAT
+
+    progress = getattr(ctx, "progress", None)
+
+    def tick() -> None:
+        if progress is not None:
+            progress[SLOT_SEAT] += 1
+
+    return {"set": set_description(Path(header["path"]), tick)}, {}
 
 
 def describe_set(path: Path) -> StrategySet:

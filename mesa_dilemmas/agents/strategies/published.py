@@ -51,6 +51,7 @@ import json
 import random as _random
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -420,7 +421,9 @@ def adapt(cls: type) -> type[Strategy]:
 def _python_descriptions(path: Path) -> dict[str, str]:
     """``description_<X>_<i> = '''...'''`` assignments (read, never run) -> ``{Strategy_<X>_<i>: text}``."""
     try:
-        tree = ast.parse(path.read_text())
+        with warnings.catch_warnings():  # the texts' backslashes ("\\*"): not our concern
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(path.read_text())
     except (OSError, SyntaxError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable descriptions file: {exc}") from None
     out = {}

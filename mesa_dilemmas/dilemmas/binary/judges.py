@@ -19,11 +19,12 @@ def wins_by_attitude(run_dir: Path) -> pd.DataFrame:
 
 
 def self_play_experiment(key: str, game: str) -> Experiment:
-    """A C/D game's self-play at the report's sizes (tiny: 3 groups of 4; quick: 40 per split)."""
+    """A C/D game's self-play at the report's sizes (tiny: 3 groups of 4 and of 8, so a judge
+    of group size has two; quick: 40 per split)."""
     return Experiment(
         key,
         f"{game}/self_play",
-        tiny=["options.samples=3", "options.group_sizes=[4]"],
+        tiny=["options.samples=3", "options.group_sizes=[4,8]"],
         quick=["options.samples=40", "options.group_sizes=[4,16,64]", "options.splits=9"],
     )
 

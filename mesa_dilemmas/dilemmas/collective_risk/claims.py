@@ -13,6 +13,7 @@ from mesa_dilemmas.analysis.verdicts import (
 )
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 from mesa_dilemmas.dilemmas.binary.judges import self_play_experiment
+from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
 
 EXPERIMENTS = [self_play_experiment("cr_self_play", "collective_risk")]
 
@@ -58,3 +59,18 @@ CLAIMS = [
         note=CR_PEAK_NOTE,
     ),
 ]
+
+#: the self-play claim on the authors' published sets, per model (``reproduce --strategies``)
+PUBLISHED = PublishedSelfPlay(
+    "Sec. 5.2, Fig. 3",
+    "Collective Risk: welfare peaks before the group is fully collective",
+    judge_cr_peak,
+    "best at about half collective; over-cooperation above",
+    {
+        "claude-haiku-4-5": "peak near half collective; worse in larger groups",
+        "gemini-2.5-flash": "peak near half collective; worse in larger groups",
+        "deepseek-r1-distill-llama-70b": "good with mostly exploitative groups (its exploitative "
+        "strategies cooperate); over-cooperation with a collective majority",
+        "gpt-5-mini": "very poor welfare at n = 16, 64, 256 (rota-based strategies)",
+    },
+)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from scipy import stats
 
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Verdict,
     direction,
+    fmt,
     p_text,
     read_runs,
 )
@@ -20,6 +22,7 @@ from mesa_dilemmas.dilemmas.binary.judges import (
     self_play_experiment,
     wins_by_attitude,
 )
+from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
 
 EXPERIMENTS = [
     self_play_experiment("cp_self_play", "common_pool"),
@@ -39,18 +42,45 @@ CP_SIZE_NOTE = (
 )
 
 
-def judge_cp_group_size(run_dir: Path) -> Verdict:
+def cp_efficiency_by_size(run_dir: Path) -> tuple[pd.Series, pd.Series]:
+    """All-collective groups: welfare efficiency (the share of the gap between the least and the
+    most welfare the game allows) of every sampled group, and the group sizes."""
     runs = read_runs(run_dir)
     full = runs[runs["frac_collective"] == 1.0]
     eff = (full["normalised_payoff"] - full["min_possible"]) / (
         full["max_possible"] - full["min_possible"]
     )
-    by_n = eff.groupby(full["group_size"]).mean()
-    rho, p = stats.spearmanr(full["group_size"], eff) if by_n.size > 1 else (math.nan, math.nan)
+    return eff, full["group_size"]
+
+
+def judge_cp_group_size(run_dir: Path) -> Verdict:
+    """The numbers shown are the mean efficiencies per group size, so the verdict is theirs:
+    the least-squares slope of efficiency on log2(group size) (whose sign follows the means,
+    unlike a rank correlation over single groups) and the change from the smallest group to
+    the largest must both be falls; significant falls are "reproduced", a fall that is not
+    significant or a slope and a change that disagree "partly", a rise of both "not
+    reproduced"."""
+    eff, size = cp_efficiency_by_size(run_dir)
+    by_n = eff.groupby(size).agg(["mean", "sem"])
+    shown = ", ".join(f"n={n}: {row['mean']:.0%}" for n, row in by_n.iterrows())
+    if by_n.shape[0] < 2:
+        return Verdict(shown or "no all-collective groups", "one group size only", "not run")
+    fit = stats.linregress(np.log2(size.to_numpy(float)), eff.to_numpy(float))
+    slope, p = float(fit.slope), float(fit.pvalue)
+    change = float(by_n["mean"].iloc[-1] - by_n["mean"].iloc[0])
+    status = direction(-slope, p)
+    if status == "reproduced" and change >= 0:
+        status = "partly"
+    if slope > 0 and change < 0:
+        status = "partly"
+    trend = "stays" if abs(change) < 0.005 else "falls" if change < 0 else "rises"
     return Verdict(
-        ", ".join(f"n={n}: {v:.0%} of max welfare" for n, v in by_n.items()),
-        f"all-collective groups: Spearman of group size and welfare efficiency, {p_text(float(p))}",
-        direction(-float(rho), float(p)),
+        f"{shown} of max welfare: {trend}"
+        + (f" by {abs(change):.0%}" if trend != "stays" else "")
+        + f" from n={by_n.index[0]} to n={by_n.index[-1]}",
+        "all-collective groups: least-squares slope of welfare efficiency on log2(group size), "
+        f"{fmt(slope, 3)} per doubling, {p_text(p)}",
+        status,
     )
 
 
@@ -85,3 +115,21 @@ CLAIMS = [
         judge_cp_group_selection,
     ),
 ]
+
+#: the self-play claim on the authors' published sets, per model (``reproduce --strategies``)
+PUBLISHED = PublishedSelfPlay(
+    "Sec. 5.2, Fig. 4",
+    "Common Pool: all-collective groups do worse as the group grows",
+    judge_cp_group_size,
+    "every model does worse in larger groups",
+    {
+        "claude-haiku-4-5": "the maximum welfare at every group size when fully collective "
+        "(the one exception to the fall)",
+        "gemini-2.5-flash": "worse in larger groups; near the minimum without a collective majority",
+        "gpt-5-mini": "worse in larger groups; near the minimum without a collective majority",
+        "llama3.1-70b": "worse in larger groups; better than the reasoning models without a "
+        "collective majority",
+        "mistral-7b": "worse in larger groups; better than the reasoning models without a "
+        "collective majority",
+    },
+)

@@ -20,6 +20,7 @@ from mesa_dilemmas.dilemmas.binary.judges import (
     self_play_experiment,
     wins_by_attitude,
 )
+from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
 
 EXPERIMENTS = [
     self_play_experiment("pg_self_play", "public_goods"),
@@ -87,3 +88,21 @@ CLAIMS = [
         judge_pg_exploitative_wins,
     ),
 ]
+
+#: the self-play claim on the authors' published sets, per model (``reproduce --strategies``)
+PUBLISHED = PublishedSelfPlay(
+    "Sec. 5.2, Fig. 2",
+    "Public Goods: welfare rises with the collective share of the group",
+    judge_pg_rises,
+    "welfare rises with the collective share",
+    {
+        "claude-haiku-4-5": "all-exploitative groups at the minimum (everyone defects)",
+        "deepseek-r1-distill-llama-70b": "good welfare even all-exploitative; the maximum when "
+        "all are collective",
+        "gemini-2.5-flash": "above the all-exploitative level only with a collective majority; "
+        "slightly lower in larger groups",
+        "gpt-5-mini": "above the all-exploitative level only with a collective majority; "
+        "slightly lower in larger groups",
+        "mistral-7b": "flat: the attitude makes no difference",
+    },
+)

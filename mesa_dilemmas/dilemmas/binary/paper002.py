@@ -1,0 +1,180 @@
+"""Paper 002's published numbers, and the judges that put ours beside them when its claims run on
+the authors' own strategy files (``mesa-dilemmas reproduce --strategies PATH``).
+
+The numbers are the paper's (Table 1: Cohen's d and MPD per model, attitude and game; Table 2:
+winning genes, welfare efficiency; Figure 1: the PCA's explained variance); model names are the
+authors' file stems (``strategies/<game>/<model>.py``).  What each game claims about its
+self-play, and how it is judged, is in the game's ``claims.py`` (``PUBLISHED``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scipy import stats
+
+from mesa_dilemmas.analysis.verdicts import Status, Verdict, p_text, read_runs
+
+#: the authors' file stems -> the paper's model names
+MODEL_NAMES = {
+    "claude-haiku-4-5": "Claude Haiku 4.5",
+    "deepseek-r1-distill-llama-70b": "DeepSeek R1",
+    "gemini-2.5-flash": "Gemini 2.5 Flash",
+    "gpt-5-mini": "GPT 5 Mini",
+    "llama3.1-70b": "Llama 3.1 70b",
+    "mistral-7b": "Mistral 7b",
+}
+
+#: Table 1: (MPD collective, MPD exploitative, Cohen's d) per model and game
+TABLE1: dict[str, dict[str, tuple[float, float, float]]] = {
+    "public_goods": {
+        "claude-haiku-4-5": (1.5, 0.2, 1.4),
+        "deepseek-r1-distill-llama-70b": (1.1, 1.6, 0.6),
+        "gemini-2.5-flash": (0.4, 0.5, 1.6),
+        "gpt-5-mini": (0.7, 0.5, 0.6),
+        "llama3.1-70b": (1.5, 1.3, 0.6),
+        "mistral-7b": (1.5, 1.5, 0.1),
+    },
+    "collective_risk": {
+        "claude-haiku-4-5": (1.5, 0.5, 1.6),
+        "deepseek-r1-distill-llama-70b": (0.9, 1.5, 0.8),
+        "gemini-2.5-flash": (0.9, 0.5, 1.0),
+        "gpt-5-mini": (1.1, 0.7, 0.4),
+        "llama3.1-70b": (1.3, 1.4, 0.7),
+        "mistral-7b": (1.4, 1.5, 0.1),
+    },
+    "common_pool": {
+        "claude-haiku-4-5": (1.5, 1.0, 0.6),
+        "deepseek-r1-distill-llama-70b": (1.3, 0.9, 0.4),
+        "gemini-2.5-flash": (0.8, 0.6, 0.5),
+        "gpt-5-mini": (0.7, 0.7, 0.4),
+        "llama3.1-70b": (1.5, 1.5, 0.2),
+        "mistral-7b": (1.5, 1.5, 0.1),
+    },
+}
+
+#: Figure 1: variance explained by the first two principal components (all six models)
+PCA_EXPLAINED = (0.655, 0.090)
+
+
+@dataclass(frozen=True)
+class EvolutionResult:
+    """Table 2 for one game and group size: winning genes (model/attitude -> runs of 100) and
+    the welfare efficiency of the final generation."""
+
+    winners: Mapping[str, int]
+    efficiency: float
+
+    @property
+    def attitude(self) -> str:
+        """The attitude that won most runs."""
+        by: dict[str, int] = {}
+        for gene, count in self.winners.items():
+            attitude = gene.rpartition("/")[2]
+            by[attitude] = by.get(attitude, 0) + count
+        return max(by, key=lambda a: by[a])
+
+    def text(self) -> str:
+        top = sorted(self.winners.items(), key=lambda kv: -kv[1])
+        return ", ".join(f"{g} {c}/100" for g, c in top) + f"; efficiency {self.efficiency:.0%}"
+
+
+#: Table 2 per game and group size
+TABLE2: dict[str, dict[int, EvolutionResult]] = {
+    "public_goods": {
+        4: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.20),
+        64: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.12),
+    },
+    "collective_risk": {
+        4: EvolutionResult(
+            {"claude-haiku-4-5/exploitative": 50, "gpt-5-mini/exploitative": 50}, 0.52
+        ),
+        64: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.20),
+    },
+    "common_pool": {
+        4: EvolutionResult(
+            {
+                "gemini-2.5-flash/collective": 91,
+                "gpt-5-mini/collective": 8,
+                "deepseek-r1-distill-llama-70b/collective": 1,
+            },
+            0.73,
+        ),
+        64: EvolutionResult(
+            {"claude-haiku-4-5/exploitative": 98, "gemini-2.5-flash/exploitative": 2}, 0.05
+        ),
+    },
+}
+
+
+@dataclass(frozen=True)
+class PublishedSelfPlay:
+    """A game's self-play claim (Figs. 2-4) as run on one model's published sets: the
+    statement, the judge, and what the paper reports for the game and, where it says, per model."""
+
+    where: str
+    statement: str
+    judge: Callable[[Path], Verdict]
+    paper: str
+    per_model: Mapping[str, str] = field(default_factory=dict)
+
+    def paper_for(self, model: str) -> str:
+        said = self.per_model.get(model)
+        if said:
+            return said
+        if model not in MODEL_NAMES:
+            return f"{self.paper} (this model is not in the paper)"
+        return self.paper
+
+
+def judge_evolution(run_dir: Path, game: str) -> Verdict:
+    """Table 2: the attitude that wins most runs, per group size, against the paper's; our
+    winning genes and final welfare efficiency beside the paper's."""
+    runs = read_runs(run_dir)
+    paper = TABLE2.get(game, {})
+    parts, statuses = [], []
+    for n, cell in runs.groupby("group_size"):
+        counts = cell["winner"].value_counts()
+        top = ", ".join(f"{g} {c}/{len(cell)}" for g, c in counts.items())
+        eff = float(cell["welfare_efficiency"].mean())
+        parts.append(f"n={n}: {top}; efficiency {eff:.0%}")
+        expected = paper.get(int(n))
+        if expected is None:
+            continue
+        hits = int((cell["winner_attitude"] == expected.attitude).sum())
+        p = float(stats.binomtest(hits, len(cell), 0.5, alternative="greater").pvalue)
+        status: Status = (
+            "reproduced" if p < 0.05 else "partly" if hits > len(cell) / 2 else "not reproduced"
+        )
+        statuses.append(status)
+        parts[-1] += f" ({expected.attitude} wins {hits}/{len(cell)}, {p_text(p)})"
+    overall: Status = (
+        "not run"
+        if not statuses
+        else "reproduced"
+        if all(s == "reproduced" for s in statuses)
+        else "not reproduced"
+        if all(s == "not reproduced" for s in statuses)
+        else "partly"
+    )
+    return Verdict(
+        "; ".join(parts),
+        "per group size: runs won by the paper's winning attitude, one-sided binomial test "
+        "against 1/2",
+        overall,
+    )
+
+
+def paper_evolution_text(game: str) -> str:
+    return "; ".join(f"n={n}: {r.text()}" for n, r in TABLE2.get(game, {}).items())
+
+
+def table1_row(game: str, model: str) -> tuple[float, float, float] | None:
+    return TABLE1.get(game, {}).get(model)
+
+
+def d_text(value: float | None) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.1f}"
