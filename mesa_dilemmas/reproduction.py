@@ -7,8 +7,12 @@ the scenario as bundled); a :class:`Claim` is one statement of a paper, paraphra
 section or figure, and a function that reads the experiment's run directory and returns our
 number, its uncertainty, the test used and a verdict.  Each game brings its own claims: a
 module registered in the entry point group ``mesa_dilemmas.claims`` with ``EXPERIMENTS``,
-``CLAIMS`` and, optionally, ``SECTIONS`` (functions that add a section to the report, e.g. a
-robustness check) and ``PAPERS`` (paper id -> the title the report gives it).
+``CLAIMS`` and, optionally, ``SECTIONS`` (functions that add a section to the report),
+``PAPERS`` (paper id -> the title the report gives it), ``LLM_CLAIMS`` (claims about LLM
+players: listed as not run here, each with what one run of its scenario would cost on the
+paper's model, from ``mesa-dilemmas estimate``) and ``CALIBRATION_TARGETS`` (the game's
+calibration targets file: its claims are then checked at the -25% / +25% neighbours of the
+defaults in every open parameter, :mod:`mesa_dilemmas.scenarios.robustness`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import pandas as pd
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Experiment,
+    LLMClaim,
     Mode,
     Section,
     SectionFn,
@@ -61,6 +66,8 @@ class Report:
     failed: dict[str, str] = field(default_factory=dict)
     #: replaces the report's paragraph on what runs (``reproduce --strategies``)
     intro: list[str] = field(default_factory=list)
+    #: claims about LLM players, not run here, each with the estimate of one run (or why none)
+    llm: list[tuple[LLMClaim, str]] = field(default_factory=list)
 
 
 def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]:
@@ -77,6 +84,88 @@ def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]
         sections += list(getattr(module, "SECTIONS", []))
     claims.sort(key=lambda c: -int(c.paper) if c.paper.isdigit() else 0)  # stable within a paper
     return experiments, claims, sections
+
+
+def registered_extras() -> tuple[list[LLMClaim], list[tuple[str, list[Claim], Path]]]:
+    """The games' LLM claims, and per game with a calibration targets file: (game, its claims,
+    the file)."""
+    from mesa_dilemmas.dilemmas.registry import CLAIMS, load_extensions
+
+    llm: list[LLMClaim] = []
+    calibrated: list[tuple[str, list[Claim], Path]] = []
+    for module in load_extensions(CLAIMS).values():
+        llm += list(getattr(module, "LLM_CLAIMS", []))
+        targets = getattr(module, "CALIBRATION_TARGETS", None)
+        experiments = list(getattr(module, "EXPERIMENTS", []))
+        if targets is not None and experiments:
+            game = experiments[0].scenario.split("/")[0]
+            calibrated.append((game, list(getattr(module, "CLAIMS", [])), Path(targets)))
+    return llm, calibrated
+
+
+def estimate_llm_claims(claims: Sequence[LLMClaim], mode: Mode) -> list[tuple[LLMClaim, str]]:
+    """Each LLM claim with what one run of its scenario would cost on the claim's model (the
+    estimate command's dry run; not in tiny mode)."""
+    from mesa_dilemmas.scenarios.config import load_scenario
+    from mesa_dilemmas.scenarios.size import llm_estimate
+
+    out: list[tuple[LLMClaim, str]] = []
+    seen: dict[tuple[str, str], str] = {}
+    for claim in claims:
+        key = (claim.scenario, claim.model)
+        command = (
+            f"`mesa-dilemmas estimate {claim.scenario} "
+            + " ".join(f"--set '{o}'" for o in claim.estimate_overrides())
+            + "`"
+        )
+        if mode == "tiny":
+            seen.setdefault(key, f"cost: {command}")
+        elif key not in seen:
+            try:
+                scenario, _ = load_scenario(claim.scenario, claim.estimate_overrides())
+                found = llm_estimate(scenario)
+            except Exception as exc:  # noqa: BLE001 - an estimate is advice; say why it is missing
+                seen[key] = f"no estimate ({type(exc).__name__}: {exc})"
+            else:
+                if found is None:
+                    seen[key] = "no estimate (no LLM calls found)"
+                else:
+                    batch = sum(r.batch_usd or 0.0 for r in found.rows)
+                    calls = sum(r.tally.calls for r in found.rows)
+                    seen[key] = (
+                        f"one run of `{claim.scenario}` on {claim.model}: about "
+                        f"${found.list_usd:,.2f} at list prices (${batch:,.2f} batch), "
+                        f"{calls:,} calls ({command})"
+                    )
+        out.append((claim, seen[key]))
+    return out
+
+
+def robustness_sections(
+    claims: Sequence[Claim], mode: Mode, out: Path, processes: int, progress: bool
+) -> list[Section]:
+    """The robustness check of every game with a calibration targets file, over its claims
+    among ``claims``."""
+    from mesa_dilemmas.scenarios.claim_points import ClaimSet
+    from mesa_dilemmas.scenarios.robustness import robustness_section
+
+    experiments, _, _ = registered_claims()
+    by_key = {e.key: e for e in experiments}
+    sections = []
+    for game, game_claims, targets in registered_extras()[1]:
+        chosen = tuple(c for c in game_claims if c in claims)
+        section = robustness_section(
+            ClaimSet(chosen, by_key),
+            game,
+            targets,
+            mode=mode,
+            out=out,
+            processes=processes,
+            progress=progress,
+        )
+        if section is not None:
+            sections.append(section)
+    return sections
 
 
 def registered_papers() -> dict[str, str]:
@@ -122,6 +211,7 @@ def run_experiments(
     processes: int = 1,
     sections: Sequence[SectionFn] = (),
     tolerate: bool = False,
+    robustness: bool = False,
 ) -> Report:
     """Run every experiment some claim needs, then judge every claim, then add the games'
     extra sections (a game's robustness check, say).  With ``tolerate`` an experiment that
@@ -181,11 +271,16 @@ def run_experiments(
                 f"could not be evaluated: {type(exc).__name__}: {exc}", "-", "not run"
             )
         report.outcomes.append(Outcome(claim, verdict, run[0]))
+    made = []
     for make in sections:
         with expected_constant_input():
-            section = make(
-                claims=claims, mode=mode, out=out, processes=processes, progress=progress
+            made.append(
+                make(claims=claims, mode=mode, out=out, processes=processes, progress=progress)
             )
+    if robustness:
+        with expected_constant_input():
+            made += robustness_sections(claims, mode, out, processes, progress)
+    for section in made:
         if section is not None:
             report.sections.append(section)
             if section.reused:
@@ -211,6 +306,8 @@ def draw_figures(report: Report, out: Path) -> dict[str, list[str]]:
 def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Path:
     """``out/reproduction.md`` and ``out/reproduction.json``."""
     counts = pd.Series([o.verdict.status for o in report.outcomes]).value_counts().to_dict()
+    if report.llm:
+        counts["not run here (LLM players)"] = len(report.llm)
     lines = [
         "# Reproduction report",
         "",
@@ -235,9 +332,11 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
             or [
                 "Only experiments that need no paid provider run here: games played by rule "
                 "players and",
-                "by the bundled reference strategy sets. LLM experiments need a provider or a "
-                "bundled",
-                "recording and are listed as not run.",
+                "by the bundled reference strategy sets. Claims about LLM players are listed "
+                "below each paper's",
+                "table as not run here, each with the scenario that tests it and what one run "
+                "of it would cost",
+                "on the paper's model (`mesa-dilemmas estimate`, list and batch prices).",
             ]
         ),
         "",
@@ -246,6 +345,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
     for paper in sorted({*papers, *(o.claim.paper for o in report.outcomes)}):
         title = papers.get(paper, "")
         outcomes = [o for o in report.outcomes if o.claim.paper == paper]
+        llm = [(c, cost) for c, cost in report.llm if c.paper == paper]
         if not outcomes:
             continue
         beside = any(o.paper for o in outcomes)
@@ -264,6 +364,15 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                 f"**{v.status}** |"
             )
         lines.append("")
+        if llm:
+            lines += [
+                "Claims about LLM players (not run here):",
+                "",
+                "| where | claim | scenario | what one run would cost |",
+                "|---|---|---|---|",
+            ]
+            lines += [f"| {c.where} | {c.statement} | `{c.scenario}` | {cost} |" for c, cost in llm]
+            lines.append("")
     for section in report.sections:
         lines += section.lines
     lines += _notes_section(report)
@@ -300,6 +409,18 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                     for k, v in report.runs.items()
                 },
                 "stopped": report.failed,
+                "llm_claims": [
+                    {
+                        "paper": c.paper,
+                        "where": c.where,
+                        "statement": c.statement,
+                        "scenario": c.scenario,
+                        "model": c.model,
+                        "status": "not run here",
+                        "cost": cost,
+                    }
+                    for c, cost in report.llm
+                ],
                 "sections": {
                     s.name: {"wall_s": round(s.wall, 1), "reused": s.reused}
                     for s in report.sections
@@ -722,6 +843,11 @@ def cmd_reproduce(args: object) -> int:
             progress=not args.no_progress,  # type: ignore[attr-defined]
             processes=args.processes,  # type: ignore[attr-defined]
             sections=SECTIONS,
+            robustness=True,
+        )
+        llm_claims, _ = registered_extras()
+        report.llm = estimate_llm_claims(
+            [c for c in llm_claims if not only or c.paper in only], mode
         )
     figures = {} if mode == "tiny" else draw_figures(report, out)
     path = write_report(report, out, figures)

@@ -7,7 +7,7 @@ import re
 
 from cli_runner import cli
 
-from mesa_dilemmas.reproduction import registered_claims
+from mesa_dilemmas.reproduction import registered_claims, registered_extras
 
 EXPERIMENTS, CLAIMS, SECTIONS = registered_claims()
 
@@ -33,7 +33,11 @@ def test_reproduce_tiny_writes_a_report_with_every_claim(tmp_path):
     for paper in ("001", "002", "003"):
         assert f"## Paper {paper}" in text
     rows = [line for line in text.splitlines() if re.match(r"^\| (Sec\.|Fig\.)", line)]
-    assert len(rows) == len(CLAIMS)
+    llm, _ = registered_extras()
+    assert len(rows) == len(CLAIMS) + len(llm)  # the LLM claims listed as not run here
+    assert len(data["llm_claims"]) == len(llm)
+    assert all(c["status"] == "not run here" for c in data["llm_claims"])
+    assert all("mesa-dilemmas estimate" in c["cost"] for c in data["llm_claims"])
     assert "Mode **tiny**" in text and "## Runs" in text
     assert not any(c["status"] == "not run" for c in data["claims"]), (
         "every claim ran at the tiny size"
@@ -66,20 +70,18 @@ def test_reproduce_refuses_more_processes_than_cores(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-def test_the_robustness_section_reports_each_finding_with_its_failures():
-    from mesa_dilemmas.dilemmas.fishery.calibration import Robustness
-    from mesa_dilemmas.dilemmas.fishery.robustness_section import _lines
+def test_llm_claims_are_listed_with_the_cost_of_one_run():
+    """Quick mode prices one run of each LLM claim's scenario on the paper's model (a dry
+    run of the estimate command: no call, no key)."""
+    from mesa_dilemmas.reproduction import estimate_llm_claims
 
-    z = {"shock": 2.0, "beta": 1.0, "harsh": 3.0, "rich": -1.0}
-    robustness = Robustness(
-        6, {"catchability": 0.04}, z, [("catchability x0.75", {}, {**z, "beta": -2.1})]
-    )
-    lines = "\n".join(_lines(robustness, [c for c in CLAIMS if c.finding], 12.0))
-    assert "## Robustness of paper 003's findings" in lines
-    beta = next(line for line in lines.splitlines() if line.startswith("| Fig. 3"))
-    assert "0/1 (0%)" in beta and "everywhere (z from -2.1 to -2.1)" in beta
-    harsh = next(line for line in lines.splitlines() if "harsh lake" in line)
-    assert "1/1 (100%)" in harsh
+    llm, _ = registered_extras()
+    pom = [c for c in llm if c.scenario == "port_of_mars/llm_svo"]
+    assert pom and {c.paper for c in llm} >= {"001", "003"}
+    (claim, cost), *_ = estimate_llm_claims(pom[:1], "quick")
+    assert claim is pom[0]
+    assert re.search(r"about \$[0-9.,]+ at list prices \(\$[0-9.,]+ batch\), [0-9,]+ calls", cost)
+    assert "gemini-1.5-flash" in cost and "mesa-dilemmas estimate port_of_mars/llm_svo" in cost
 
 
 def test_reproduce_on_published_sets_writes_the_paper_002_section(tmp_path):
