@@ -20,8 +20,12 @@ if TYPE_CHECKING:  # matplotlib is imported when a figure is saved, not with the
 FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 #: raster resolution: 150 dots per inch keeps 8-9 pt text legible at 100% zoom
 DPI = 150
+#: the margin around a figure's tight box, inches: small, so a figure drawn 3.5 in wide
+#: (:mod:`mesa_dilemmas.viz.print_size`) prints at its size and not shrunk to fit
+PAD = 0.02
 
 _format: ContextVar[str] = ContextVar("figure_format", default="png")
+_kept: ContextVar[list[tuple[Path, Figure]] | None] = ContextVar("kept_figures", default=None)
 
 
 @contextmanager
@@ -36,6 +40,17 @@ def figure_format(fmt: str) -> Iterator[None]:
         _format.reset(token)
 
 
+@contextmanager
+def keep_figures() -> Iterator[list[tuple[Path, Figure]]]:
+    """Figures saved inside this block stay open and are listed (path, figure): for checks."""
+    kept: list[tuple[Path, Figure]] = []
+    token = _kept.set(kept)
+    try:
+        yield kept
+    finally:
+        _kept.reset(token)
+
+
 def save(fig: Figure, path: Path | str) -> Path:
     """Write ``fig`` to ``path`` with the current format's suffix; close it; return the path."""
     out = Path(path)
@@ -46,7 +61,11 @@ def save(fig: Figure, path: Path | str) -> Path:
 
     # SVG keeps its text as text (searchable, editable), not as glyph outlines
     with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(out, dpi=DPI, bbox_inches="tight")
+        fig.savefig(out, dpi=DPI, bbox_inches="tight", pad_inches=PAD)
+    kept = _kept.get()
+    if kept is not None:
+        kept.append((out, fig))
+        return out
     if getattr(fig.canvas, "manager", None) is not None:  # made by pyplot: release it
         import matplotlib.pyplot as plt
 

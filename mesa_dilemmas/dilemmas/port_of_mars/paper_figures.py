@@ -13,21 +13,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
 from mesa_dilemmas.dilemmas.port_of_mars.figures import label_order, short_label
 from mesa_dilemmas.dilemmas.port_of_mars.tables import MEETING_TEST, group_name
+from mesa_dilemmas.viz.print_size import (
+    SMALL_PT,
+    columns_for,
+    explained_by,
+    figure,
+    legend_below,
+    legend_space,
+    panel_title,
+    printable,
+    title,
+    width,
+    wrap,
+)
 
 #: Fig. 2 compares at most this many grid cells side by side (one colour each)
 MAX_CELLS_SIDE_BY_SIDE = 4
-
-
-def _figure(width: float, height: float, nrows: int = 1, ncols: int = 1) -> tuple[Figure, Any]:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(nrows, ncols, squeeze=False)
 
 
 def _axis_title(labels: list[str]) -> str:
@@ -45,47 +52,56 @@ def _grouped_bars(
     scale: float = 1.0,
 ) -> None:
     """Bars of ``value`` ± ``err`` per label, one colour per ``hue_col`` value."""
-    width = 0.8 / max(1, len(hues))
+    width_ = 0.8 / max(1, len(hues))
     x = np.arange(len(labels))
     for j, hue in enumerate(hues):
         sub = table[table[hue_col] == hue].set_index("label").reindex(labels)
         ax.bar(
-            x + (j - (len(hues) - 1) / 2) * width,
+            x + (j - (len(hues) - 1) / 2) * width_,
             scale * sub[value].to_numpy(dtype=float),
-            width,
+            width_,
             yerr=scale * sub[err].to_numpy(dtype=float),
-            capsize=3,
+            color=f"C{j % 10}",
             label=str(hue),
         )
     ax.set_xticks(x, [short_label(lab) for lab in labels])
 
 
+def _legend(fig: Figure, ax: Any, title: str) -> None:
+    handles, texts = ax.get_legend_handles_labels()
+    legend_below(fig, handles, texts, title=title)
+
+
+@printable
 def fig2_by_label(by_label: pd.DataFrame) -> Figure:
     """Fig. 2 panels: points in surviving games, % dirty, health spend, rejections, win rate,
     and the offers proposed per game by type; one colour per grid cell."""
     labels = label_order(by_label["label"].tolist())
     hues = list(dict.fromkeys(by_label["group"]))
-    panels = [
-        ("points_surviving", "points in surviving games"),
-        ("pct_dirty", "% dirty accomplishments taken\n(of purchases with one in hand)"),
-        ("health_spend_per_round", "coins to port health per round"),
-        ("reject_rate", "share of offers received rejected"),
-        ("proposed_fair", "fair offers proposed per game"),
-        ("proposed_generous", "generous offers proposed per game"),
-        ("proposed_selfish", "selfish offers proposed per game"),
-        ("win_rate", "share of games won"),
+    panels = [  # (column, panel title, y label with units)
+        ("points_surviving", "points in surviving games", "points"),
+        ("pct_dirty", "% dirty accomplishments taken", "% of purchases\nwith one in hand"),
+        ("health_spend_per_round", "coins to port health per round", "coins per round"),
+        ("reject_rate", "share of offers received rejected", "share (0-1)"),
+        ("proposed_fair", "fair offers proposed per game", "offers per game"),
+        ("proposed_generous", "generous offers proposed per game", "offers per game"),
+        ("proposed_selfish", "selfish offers proposed per game", "offers per game"),
+        ("win_rate", "share of games won", "share (0-1)"),
     ]
-    fig, axes = _figure(17, 7.5, 2, 4)
-    for ax, (value, title) in zip(axes.flat, panels, strict=True):
+    legend = legend_space(hues, titled=True) if len(hues) > 1 else 0.0
+    fig, axes = figure(len(panels), aspect=0.85, min_panel_width=1.7, extra_height=0.5 + legend)
+    cols = columns_for(len(panels), 1.7)
+    for ax, (value, name, ylabel) in zip(axes, panels, strict=True):
         _grouped_bars(ax, by_label, value, f"{value}_sem", labels, hues)
-        ax.set_title(title, fontsize=10)
+        panel_title(ax, name, cols)
+        ax.set_ylabel(ylabel)
         ax.set_xlabel(_axis_title(labels))
     if len(hues) > 1:
-        axes[0, 0].legend(fontsize=8, title="grid cell", title_fontsize=8)
-    fig.suptitle(
-        "Paper 001 Fig. 2 by persona (bars: mean ± s.e.m. over players; pooled ratios ± "
-        "ratio s.e. with players as clusters)",
-        fontsize=11,
+        _legend(fig, axes[0], "grid cell")
+    title(
+        fig,
+        "Players by persona (bars: mean ± s.e.m. over players; pooled ratios ± ratio s.e. "
+        "with players as clusters)",
     )
     return fig
 
@@ -96,18 +112,24 @@ def _p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+@printable
 def fig3_meeting(tests: pd.DataFrame, survival: dict[str, float] | None = None) -> Figure:
     """Fig. 3: per label, coins to port health (total per game) and % dirty with the meeting
     and without it (mean ± s.e.m. over players), the test's p-value above each pair."""
     labels = label_order(tests["label"].tolist())
     table = tests.set_index("label").reindex(labels)
-    fig, axes = _figure(12, 4.6, 1, 2)
+    fig, axes = figure(
+        2,
+        aspect=0.7,
+        min_panel_width=2.6,
+        extra_height=0.55 + legend_space(["meeting on", "meeting off"]),
+    )
     x = np.arange(len(labels))
-    for ax, (name, title) in zip(
-        axes[0],
+    for ax, (name, ylabel) in zip(
+        axes,
         (
-            ("health_coins_total", "coins to port health per game"),
-            ("pct_dirty", "% dirty accomplishments taken (per player)"),
+            ("health_coins_total", "coins to port health\n(per player and game)"),
+            ("pct_dirty", "dirty accomplishments\ntaken (% per player)"),
         ),
         strict=True,
     ):
@@ -115,34 +137,43 @@ def fig3_meeting(tests: pd.DataFrame, survival: dict[str, float] | None = None) 
         for j, (cond, text) in enumerate((("on", "meeting on"), ("off", "meeting off"))):
             mean = table[f"{name}_{cond}"].to_numpy(dtype=float)
             err = table[f"{name}_{cond}_sem"].to_numpy(dtype=float)
-            ax.bar(x + (j - 0.5) * 0.4, mean, 0.4, yerr=err, capsize=3, label=text)
+            ax.bar(x + (j - 0.5) * 0.4, mean, 0.4, yerr=err, color=f"C{j}", label=text)
             tops.append(np.nan_to_num(mean + err))
         top = np.maximum(*tops)
         for i, p in enumerate(table[f"{name}_p"].to_numpy(dtype=float)):
-            ax.text(x[i], top[i] * 1.02 + 0.5, _p_text(p), ha="center", va="bottom", fontsize=8)
-        ax.set_ylim(0, max(1.0, float(top.max())) * 1.18)
+            ax.text(
+                x[i],
+                top[i] * 1.02 + 0.5,
+                _p_text(p),
+                ha="center",
+                va="bottom",
+                fontsize=SMALL_PT,
+            )
+        ax.set_ylim(0, max(1.0, float(top.max())) * 1.2)
         ax.set_xticks(x, [short_label(lab) for lab in labels])
         ax.set_xlabel(_axis_title(labels))
-        ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.set_ylabel(ylabel)
+    _legend(fig, axes[0], "")
     surv = ""
     if survival:
         surv = "; survival " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in survival.items())
-    fig.suptitle(
-        f"Paper 001 Fig. 3: the meeting on vs off (mean ± s.e.m.; p: {MEETING_TEST} test "
-        f"per persona, on vs off){surv}",
-        fontsize=10,
+    title(
+        fig,
+        f"The meeting on vs off (mean ± s.e.m.; p: {MEETING_TEST} test per persona, "
+        f"on vs off){surv}",
     )
     return fig
 
 
+@printable
 def fig4_survival_by_leader(leadership: pd.DataFrame) -> Figure:
     """Fig. 4: survival by the leader's persona, one bar per leadership variant
     (share of runs ± binomial s.e.m.)."""
     leaders = label_order(leadership["leader"].tolist())
     variants = list(dict.fromkeys(leadership["leadership"]))
-    fig, axes = _figure(max(6.0, 1.4 * len(leaders) + 2), 4.2)
-    ax = axes[0, 0]
+    fig, (ax,) = figure(
+        1, aspect=0.6, extra_height=0.3 + legend_space([str(v) for v in variants], True)
+    )
     _grouped_bars(
         ax,
         leadership.rename(columns={"leader": "label"}),
@@ -156,32 +187,33 @@ def fig4_survival_by_leader(leadership: pd.DataFrame) -> Figure:
     ax.set_ylim(0, 105)
     ax.set_ylabel("games the port survived (%)")
     ax.set_xlabel(f"leader's {_axis_title(leaders)}")
-    ax.legend(
-        title="leadership",
-        fontsize=8,
-        title_fontsize=8,
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-    )
+    _legend(fig, ax, "leadership")
     n = int(leadership["runs"].min())
-    ax.set_title(
-        f"Paper 001 Fig. 4: survival by leader ({n}+ games per bar; ± s.e.m.)", fontsize=10
-    )
+    ax.set_title(wrap(f"Survival by who leads ({n}+ games per bar; ± s.e.m.)", width() - 0.4))
     return fig
 
 
+@printable
 def fig5_winners_by_leader(leadership: pd.DataFrame) -> Figure:
     """Fig. 5: per leadership variant, a heatmap of who won (row) by who led (column), in % of
     runs; the leader's own cell outlined."""
     leaders = label_order(leadership["leader"].tolist())
     winners = label_order([c[len("won_") :] for c in leadership.columns if c.startswith("won_")])
     variants = list(dict.fromkeys(leadership["leadership"]))
-    fig, axes = _figure(4.2 * len(variants) + 1, 4.4, 1, len(variants))
+    fig, axes = figure(
+        len(variants),
+        aspect=0.9,
+        min_panel_width=1.5,
+        extra_height=0.9 + legend_space(["the leader's own cell"]),
+        max_panel_height=2.6,
+    )
     image = None
-    for ax, variant in zip(axes[0], variants, strict=True):
+    outline = None
+    for ax, variant in zip(axes, variants, strict=True):
         sub = leadership[leadership["leadership"] == variant].set_index("leader").reindex(leaders)
         values = 100.0 * sub[[f"won_{w}" for w in winners]].to_numpy(dtype=float).T
         image = ax.imshow(values, origin="lower", cmap="viridis", vmin=0, vmax=100)
+        explained_by(image, "colorbar")
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
                 ax.text(
@@ -190,24 +222,37 @@ def fig5_winners_by_leader(leadership: pd.DataFrame) -> Figure:
                     f"{v:.0f}",
                     ha="center",
                     va="center",
-                    fontsize=8,
+                    fontsize=SMALL_PT,
                     color="black" if v > 50 else "white",
                 )
         for j, lead in enumerate(leaders):
             if lead in winners:
                 i = winners.index(lead)
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="red", lw=1.5))
+                outline = Rectangle(
+                    (j - 0.5, i - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    ec="red",
+                    lw=1.5,
+                    label="the leader's own cell",
+                )
+                ax.add_patch(outline)
         ax.set_xticks(range(len(leaders)), [short_label(x) for x in leaders])
         ax.set_yticks(range(len(winners)), [short_label(w) for w in winners])
-        ax.set_xlabel("leader")
-        ax.set_ylabel("winner")
-        ax.set_title(f"{variant} ({int(sub['runs'].min())}+ games per column)", fontsize=10)
+        ax.set_xlabel(f"leader's {_axis_title(leaders)}".replace(" (", "\n("))
+        ax.set_ylabel(f"winner's {_axis_title(winners)}".replace(" (", "\n("))
+        ax.set_title(variant)
     if image is not None:
-        fig.colorbar(image, ax=list(axes[0]), label="% of games won (red: the leader itself)")
-    fig.suptitle(
-        "Paper 001 Fig. 5: who won, by who led (columns need not sum to 100: "
-        "collapses have no winner, ties several)",
-        fontsize=10,
+        bar = fig.colorbar(image, ax=axes, shrink=0.9)
+        bar.set_label("games won (%)")
+        bar.ax.tick_params(labelsize=SMALL_PT)
+    if outline is not None:
+        legend_below(fig, [Patch(fill=False, ec="red", lw=1.5)], ["the leader's own cell"])
+    title(
+        fig,
+        f"Who won, by who led ({int(leadership['runs'].min())}+ games per column; a column need "
+        "not sum to 100: a collapse has no winner, a tie several)",
     )
     return fig
 
@@ -218,19 +263,30 @@ def svo_set(angles: Any) -> str:
     return f"{min(values):g}..{max(values):g}" if values else "?"
 
 
+@printable
 def fig6_groups(groups: pd.DataFrame, runs: pd.DataFrame) -> Figure:
     """Fig. 6: per grid cell, Gini of points (x) against coins to port health per game (y),
     the marker's area by mean points, colour by SVO set; every run (its cell in ``group``)
     faint behind."""
-    fig, axes = _figure(11, 4.8, 1, 2)
     sets = list(dict.fromkeys(svo_set(a) for a in groups["svo_angles"]))
+    keys = {
+        "cell": "grid cell: mean ± s.e.m. (area: mean points)",
+        "game": "one game",
+    }
+    set_names = [f"SVO set {s}" for s in sets]
+    fig, axes = figure(
+        2,
+        aspect=0.75,
+        min_panel_width=2.4,
+        extra_height=0.55 + legend_space([*set_names, *keys.values()]),
+    )
     colours = {s: f"C{i}" for i, s in enumerate(sets)}
     run_group = runs["group"].tolist()
-    size = 20 + 25 * groups["points_mean"].clip(lower=0).to_numpy(dtype=float)
+    size = 12 + 15 * groups["points_mean"].clip(lower=0).to_numpy(dtype=float)
     for ax, (xcol, xlabel) in zip(
-        axes[0],
+        axes,
         (
-            ("gini_points", "Gini of the players' points (lower: more equal)"),
+            ("gini_points", "Gini of the players' points\n(0-1; lower: more equal)"),
             ("points_mean", "mean points per player"),
         ),
         strict=True,
@@ -238,15 +294,24 @@ def fig6_groups(groups: pd.DataFrame, runs: pd.DataFrame) -> Figure:
         for row, s in zip(groups.itertuples(index=False), size, strict=True):
             colour = colours[svo_set(row.svo_angles)]
             mine = runs[[g == row.group for g in run_group]]
-            ax.scatter(mine[xcol], mine["health_coins_total"], s=8, alpha=0.25, color=colour, lw=0)
+            ax.scatter(
+                mine[xcol],
+                mine["health_coins_total"],
+                s=6,
+                alpha=0.25,
+                color=colour,
+                lw=0,
+                label=keys["game"],
+            )
             ax.errorbar(
                 getattr(row, xcol),
                 row.health_coins_total,
                 xerr=getattr(row, f"{xcol}_sem"),
                 yerr=row.health_coins_total_sem,
                 color=colour,
-                capsize=3,
+                capsize=2,
                 lw=1,
+                label=keys["cell"],
             )
             ax.scatter(
                 [getattr(row, xcol)],
@@ -255,18 +320,30 @@ def fig6_groups(groups: pd.DataFrame, runs: pd.DataFrame) -> Figure:
                 color=colour,
                 edgecolor="black",
                 zorder=3,
+                label=keys["cell"],
             )
+            if len(groups) <= 4:  # name the cell beside its marker, on the side with room
+                x = getattr(row, xcol)
+                left = x > np.nanmean(runs[xcol].to_numpy(dtype=float))
+                ax.annotate(
+                    str(row.group).replace(", ", ",\n"),
+                    (x, row.health_coins_total),
+                    textcoords="offset points",
+                    xytext=(-6, 4) if left else (6, 4),
+                    ha="right" if left else "left",
+                    fontsize=SMALL_PT,
+                    zorder=4,
+                )
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("coins to port health per game (all players)")
-    for s in sets:
-        axes[0, 0].scatter([], [], color=colours[s], edgecolor="black", label=f"SVO set {s}")
-    axes[0, 0].legend(fontsize=8)
-    cells = "; ".join(f"{g}" for g in groups["group"]) if len(groups) <= 4 else ""
-    fig.suptitle(
-        "Paper 001 Fig. 6: grid cells (large marker: mean ± s.e.m., area by mean "
-        f"points) and their games (faint){': ' + cells if cells else ''}",
-        fontsize=10,
-    )
+        ax.set_ylabel("coins to port health\n(per game, all players)")
+    handles = [
+        *(Patch(color=colours[s]) for s in sets),
+        Line2D([], [], ls="", marker="o", ms=7, color="0.6", markeredgecolor="black"),
+        Line2D([], [], ls="", marker="o", ms=3, color="0.6", alpha=0.4),
+    ]
+    legend_below(fig, handles, [*set_names, *keys.values()])
+    title(fig, "Grid cells by equality and health spend (cells named beside their marker)"
+          if len(groups) <= 4 else "Grid cells by equality and health spend")  # fmt: skip
     return fig
 
 
