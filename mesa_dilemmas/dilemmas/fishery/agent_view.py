@@ -8,8 +8,10 @@ norm and who punished whom in the caption.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
+from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence
 from mesa_dilemmas.viz.dashboard.agent_views import (
     PUNISHED,
     XY,
@@ -23,6 +25,21 @@ from mesa_dilemmas.viz.dashboard.agent_views import (
     view_version,
 )
 from mesa_dilemmas.viz.dashboard.vega import Spec
+
+#: the game's canonical cap sentence ("... at most 4.06 fish per day."), its number a group
+_CAP_SENTENCE = re.compile(
+    re.escape(cap_sentence(0.0)).replace(re.escape("0.00"), r"(\d+(?:\.\d+)?)")
+)
+
+
+def policy_words(text: str) -> str:
+    """A shared policy as the page shows it: the game's own cap sentence counts in rounds, as
+    the page does ("at most 4.06 fish per round"; the game says "per day", its prompts' words
+    for a round); a policy an LLM wrote is shown as written."""
+    match = _CAP_SENTENCE.fullmatch(str(text).strip())
+    if match is None:
+        return str(text)
+    return cap_sentence(float(match.group(1))).replace(" per day", " per round")
 
 
 def fishery_villagers(game: Any) -> list[dict[str, Any]]:
@@ -121,7 +138,9 @@ def fishery_chart(game: Any) -> tuple[Spec, int, str]:
         [*lake, *arrow_layers(arrows, PUNISHED, ["sanction"]), villagers, labels],
     )
     starved = sum(r["state"] == "starved" for r in rows)
-    caption = f"<b>shared norm:</b> {html.escape(str(game.shared_policy))} · starved: {starved}"
+    caption = (
+        f"<b>shared norm:</b> {html.escape(policy_words(game.shared_policy))} · starved: {starved}"
+    )
     text = sanctions_text([(p["villager"], q["villager"]) for p, q, _, _ in pairs])
     caption += f'<div data-text="sanctions" data-count="{len(pairs)}">{html.escape(text)}</div>'
     return spec, len(rows), caption

@@ -11,7 +11,7 @@ from typing import Any
 import solara
 
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.dilemmas.fishery.agent_view import FisheryLake
+from mesa_dilemmas.dilemmas.fishery.agent_view import FisheryLake, policy_words
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.viz.dashboard import controls as c
 from mesa_dilemmas.viz.dashboard import vega
@@ -60,6 +60,8 @@ class FisheryView:
     villagers: list[Villager]
     collapsed: bool
     survival_time: int
+    #: what collapsed the lake, in words ("" while it has not): the stock, starvation or both
+    collapse_cause: str = ""
 
 
 def controls() -> dict[str, Any]:
@@ -133,12 +135,35 @@ def snapshot(model: FisheryModel) -> FisheryView:
         capacity=float(model.capacity),
         collapse_threshold=float(model.collapse_threshold),
         h_opt=float(model.h_opt),
-        shared_policy=str(model.shared_policy),
-        norm_history=list(model.norm_history),
+        shared_policy=policy_words(model.shared_policy),
+        norm_history=[(r, policy_words(p)) for r, p in model.norm_history],
         villagers=villagers,
         collapsed=bool(model.collapsed),
         survival_time=int(model.survival_time),
+        collapse_cause=collapse_cause(model),
     )
+
+
+def collapse_cause(model: FisheryModel) -> str:
+    """What collapsed the lake, in words, from the round it collapsed in ("" while it has not):
+    the stock at or below the collapse threshold, a villager starving, or both (the game
+    collapses on either)."""
+    if not model.collapsed:
+        return ""
+    t = int(model.survival_time)
+    collected = model.datacollector.model_vars
+    stock = float(collected["stock"][t])
+    if getattr(model, "regrowth", "logistic") == "doubling":  # checked before the doubling
+        stock = float(model.stock_after_harvest) if t == model.round else stock / 2.0
+    starved = int(model.n_agents) - int(collected["n_alive"][t])
+    threshold = fmt(model.collapse_threshold)
+    fell = stock <= model.collapse_threshold
+    who = f"{starved} villager{'s' if starved != 1 else ''} starved"
+    if fell and starved > 0:
+        return f"the stock fell to {fmt(stock)}, at or below the collapse threshold {threshold}, and {who}"
+    if fell:
+        return f"the stock fell to {fmt(stock)}, at or below the collapse threshold {threshold}"
+    return f"{who} (the stock, {fmt(stock)}, stayed above the collapse threshold {threshold})"
 
 
 def _last(values: list[float]) -> float:
@@ -183,8 +208,7 @@ def Panels(view: FisheryView, model: DashboardModel) -> None:
     if view.collapsed:
         with solara.Div(attributes={"data-banner": "collapse", "data-token": model.token}):
             solara.Error(
-                f"The lake collapsed in round {view.survival_time}: the stock fell to the collapse "
-                f"threshold {fmt(view.collapse_threshold)} or a villager starved."
+                f"The lake collapsed in round {view.survival_time}: {view.collapse_cause}."
             )
     FisheryLake(model)
 

@@ -108,7 +108,7 @@ def port_of_mars_chart(game: Any) -> tuple[Spec, int, str]:
         caption += (
             " · <b>this round's planning meeting</b>"
             + (f" (held at port health {when}, after wear and events)" if when is not None else "")
-            + f':<div class="mdd-pre" data-text="meeting-view">{html.escape(meeting)}</div>'
+            + f':<div class="mdd-pre mdd-whole" data-text="meeting-view">{html.escape(meeting)}</div>'
         )
     return spec, len(seats), caption
 

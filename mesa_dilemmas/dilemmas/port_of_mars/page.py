@@ -56,6 +56,9 @@ class PortOfMarsView:
     meeting_by: str
     meeting_health: int  # port health when the meeting sat (after wear and events)
     meeting_absent: str  # why there is no meeting text this round ("" when there is)
+    #: that reason as a word: "", "not_yet", "off", "no_writer", "solar_flare", "collapsed",
+    #: "unusable"
+    meeting_absent_kind: str
     summaries: dict[str, str]
     collapsed: bool
     survived: bool
@@ -136,6 +139,7 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
         meeting_by=meeting_by,
         meeting_health=int(getattr(model, "meeting_health", model.health)),
         meeting_absent=meeting_absent(model, meeting_by),
+        meeting_absent_kind=absent_kind(model),
         summaries=dict(model.meeting_summaries),
         collapsed=bool(model.collapsed),
         survived=bool(model.survived),
@@ -143,24 +147,57 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
     )
 
 
-def meeting_absent(model: PortOfMarsModel, writer: str) -> str:
-    """Why this round has no meeting text ("" when it has one): the one reason that applies."""
+def absent_kind(model: PortOfMarsModel) -> str:
+    """Why this round has no meeting text, as a word ("" when it has one): the one reason that
+    applies (see :func:`meeting_absent`)."""
     if model.meeting_conversation:
         return ""
     if model.round == 0:
-        return "No meeting yet: the first one sits in round 1 (press Step)."
+        return "not_yet"
     if not model.meeting:
-        return "No meeting: the planning meeting is switched off for this game."
+        return "off"
     if model.broker.narrator is None:
-        return "No meeting: nobody writes it (no meeting writer in this population)."
+        return "no_writer"
     if model.effects.chat_closed:
-        return f"No meeting in round {model.round}: a Solar Flare silenced the port this round."
+        return "solar_flare"
     if model.collapsed and model.health <= 0:
-        return f"No meeting in round {model.round}: the port collapsed before it could sit."
-    return (
-        f"No meeting in round {model.round}: the meeting writer ({writer}) gave no usable "
-        "conversation, so the round went on without one (the players keep their earlier notes)."
-    )
+        return "collapsed"
+    return "unusable"
+
+
+def meeting_absent(model: PortOfMarsModel, writer: str) -> str:
+    """Why this round has no meeting text ("" when it has one): the one reason that applies."""
+    kind, r = absent_kind(model), model.round
+    return {
+        "": "",
+        "not_yet": "No meeting yet: the first one sits in round 1 (press Step).",
+        "off": "No meeting: the planning meeting is switched off for this game.",
+        "no_writer": "No meeting: nobody writes it (no meeting writer in this population).",
+        "solar_flare": f"No meeting in round {r}: a Solar Flare cancelled it (it silenced the "
+        "port this round).",
+        "collapsed": f"No meeting in round {r}: the port collapsed before it could sit.",
+        "unusable": f"No meeting in round {r}: the meeting writer ({writer}) gave no usable "
+        "conversation, so the round went on without one (the players keep their earlier notes).",
+    }[kind]
+
+
+def meeting_heading(view: PortOfMarsView) -> str:
+    """The meeting card's heading: who wrote this round's meeting, or that none sat (a Solar
+    Flare cancelled it, it is switched off, ...: a writer is named only for a text it wrote)."""
+    what = f"Planning meeting of round {view.meeting_round}"
+    if view.meeting:
+        return f"{what} (written by {view.meeting_by})"
+    if view.round == 0:
+        return f"{what}: none yet"
+    if view.meeting_absent_kind == "solar_flare":
+        return f"{what}: cancelled by a Solar Flare"
+    if view.meeting_absent_kind == "off":
+        return f"{what}: switched off"
+    if view.meeting_absent_kind == "no_writer":
+        return f"{what}: none (nobody writes it)"
+    if view.meeting_absent_kind == "collapsed":
+        return f"{what}: none (the port collapsed)"
+    return f"{what}: no text (the writer, {view.meeting_by}, gave none usable)"
 
 
 def _meeting_failure(model: DashboardModel, round_: int) -> str | None:
@@ -183,9 +220,7 @@ def _meeting_failure(model: DashboardModel, round_: int) -> str | None:
 def MeetingCard(view: PortOfMarsView, model: DashboardModel) -> None:
     """The meeting's text, labelled with the moment it describes, or why there is none."""
     end = view.health[-1] if view.health else None
-    with solara.Card(
-        f"Planning meeting of round {view.meeting_round} (written by {view.meeting_by})"
-    ):
+    with solara.Card(meeting_heading(view)):
         with solara.Div(
             attributes={
                 "data-text": "meeting-moment",
@@ -205,7 +240,7 @@ def MeetingCard(view: PortOfMarsView, model: DashboardModel) -> None:
                 )
         if view.meeting:
             with solara.Div(attributes={"data-token": model.token}):  # tests wait for the round
-                Pre(view.meeting, key="meeting")
+                Pre(view.meeting, key="meeting", whole=True)
         else:
             with solara.Div(attributes={"data-text": "meeting-absent", "data-token": model.token}):
                 failure = _meeting_failure(model, view.round) if view.round else None

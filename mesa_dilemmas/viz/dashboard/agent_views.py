@@ -24,6 +24,7 @@ from typing import Any
 
 import solara
 
+from mesa_dilemmas.viz.dashboard.components import PageModel, chart_filename
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
 from mesa_dilemmas.viz.dashboard.vega import SCHEMA, Spec
 from mesa_dilemmas.viz.dashboard.vega_widget import VegaChart, with_token
@@ -137,17 +138,46 @@ def tooltip(rows: list[dict[str, Any]], skip: tuple[str, ...] = ("x", "y")) -> l
     return [{"field": k} for k in (rows[0] if rows else {}) if k not in skip]
 
 
-def ring_spec(title: str, subtitle: str, layers: list[Spec], width: int = 380) -> Spec:
+#: the widest a subtitle line of a ring view may be, in characters (about 340 px at its 11 px
+#: font: within the view's width, so the view fits half of a 900 px page, the compare page's
+#: two lakes side by side)
+SUBTITLE_CHARS = 58
+
+
+def wrap(text: str, chars: int = SUBTITLE_CHARS, sep: str = " · ") -> list[str]:
+    """``text`` as lines of at most ``chars`` characters, broken at ``sep`` (then at spaces)."""
+    lines: list[str] = []
+    for part in text.split(sep):
+        if lines and len(lines[-1]) + len(sep) + len(part) <= chars:
+            lines[-1] += sep + part
+            continue
+        words, line = part.split(" "), ""
+        for word in words:
+            if line and len(line) + 1 + len(word) > chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return lines
+
+
+def ring_spec(title: str, subtitle: str, layers: list[Spec], width: int = 340) -> Spec:
+    """A ring view: its subtitle in lines no wider than the view and its legends below it, so
+    the whole drawing is about ``width`` + 20 px wide (it fits half of a 900 px page)."""
     return {
         "$schema": SCHEMA,
-        "title": {"text": title, "subtitle": subtitle, "fontSize": 13},
+        "title": {"text": title, "subtitle": wrap(subtitle), "fontSize": 13},
         "width": width,
-        "height": 330,
+        "height": 300,
         "layer": layers,
         "resolve": {
             "scale": {"size": "independent", "color": "independent", "shape": "independent"}
         },
-        "config": {"view": {"stroke": None}, "legend": {"orient": "right"}},
+        "config": {
+            "view": {"stroke": None},
+            "legend": {"orient": "bottom", "direction": "horizontal"},
+        },
     }
 
 
@@ -174,6 +204,11 @@ def Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
         make, dependencies=[kind, "busy" if busy else view_version(model)]
     )
     last.current = (spec, agents, caption, played)
+    # the name it downloads under: the page's game and seed, and on the compare page the setting
+    page_model = solara.use_context(PageModel)
+    sides = getattr(page_model, "sides", {})
+    side = next((name for name, m in sides.items() if m is model), "")
+    filename = chart_filename(page_model if side else model, kind, side)
     with solara.Div(
         classes=["mdd-agent-view"],
         attributes={
@@ -191,6 +226,6 @@ def Figure(kind: str, model: Any, draw: Draw, version: Any = None) -> None:
             solara.Text("nothing to show (the game could not be built)")
         else:
             token = model.token if isinstance(model, DashboardModel) else str(played)
-            VegaChart.element(spec=with_token(spec, token))
+            VegaChart.element(spec=with_token(spec, token, filename))
         if caption:
             solara.HTML(tag="div", unsafe_innerHTML=caption, classes=["mdd-caption"])

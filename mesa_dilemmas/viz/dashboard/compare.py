@@ -30,6 +30,7 @@ from mesa_dilemmas.viz.dashboard.charts import Series
 from mesa_dilemmas.viz.dashboard.components import (
     CSS,
     ChartGrid,
+    PageModel,
     RunControls,
     Table,
     Text,
@@ -234,6 +235,7 @@ def CompareView(model: CompareModel) -> None:
     from mesa.visualization.utils import update_counter
 
     update_counter.get()  # re-render after every Step, Reset and Play tick
+    PageModel.provide(model)  # the charts' download names (``components.chart_filename``)
     version = model.version
     solara.use_effect(lambda: model.shown(version), [model.uid, version])
     compare, page = model.compare, model.compare.page

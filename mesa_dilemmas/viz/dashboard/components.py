@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ import solara.lab
 from mesa.visualization.utils import force_update
 
 from mesa_dilemmas.viz.dashboard.runtime import DashboardModel
-from mesa_dilemmas.viz.dashboard.vega_widget import VegaChart, with_token
+from mesa_dilemmas.viz.dashboard.vega_widget import VegaChart, download_name, with_token
 
 CSS = """
 .mdd-metrics { display: flex; flex-wrap: wrap; gap: 10px; margin: 4px 0 8px 0; }
@@ -37,6 +38,8 @@ CSS = """
   vertical-align: top; }
 .mdd-pre { white-space: pre-wrap; font-family: monospace; font-size: 11.5px; background: #f6f6f6;
   padding: 6px 8px; border-radius: 4px; max-height: 260px; overflow-y: auto; margin: 2px 0 6px 0; }
+.mdd-pre.mdd-whole { max-height: none; overflow-y: visible; }
+.mdd-llm-transcripts { max-height: 480px; overflow-y: auto; }
 .mdd-policy { font-size: 15px; font-style: italic; padding: 6px 0; }
 .mdd-status { font-size: 13px; margin: 4px 0; }
 h2 { font-weight: 400; margin: 8px 0 4px 0; }
@@ -151,6 +154,21 @@ def latest_caption(spec: Any, unit: str = "round") -> str:
     return f"{where}: " + " · ".join(f"{name} {fmt(y)}" for name, y in values.items())
 
 
+def chart_filename(page_model: Any, key: str, side: str = "") -> str:
+    """The name a chart downloads under: the game, the seed and the chart
+    (``fishery_seed42_stock``; on the compare page ``compare_fishery_seed42_stock``, with the
+    setting for an agent view: ``..._fishery-lake_settingB``)."""
+    seed = getattr(page_model, "seed", None)
+    seed_part = f"seed{seed}" if seed is not None else ""
+    if isinstance(page_model, DashboardModel):
+        return download_name(page_model.page.path, seed_part, key)
+    compare = getattr(page_model, "compare", None)
+    if compare is not None:
+        setting = f"setting{side}" if side else ""
+        return download_name("compare", compare.page.path, seed_part, key, setting)
+    return download_name(key)
+
+
 @solara.component
 def Chart(
     key: str, token: str, draw: Callable[[], Any], points: int, last: Any = None, note: str = ""
@@ -178,10 +196,12 @@ def Chart(
             widget = solara.get_widget(plot)
         except KeyError:  # this render was replaced before its effects ran; the next one pushes
             return
-        widget.spec = with_token(figure, token)
+        widget.spec = with_token(figure, token, filename)
+
+    page_model = solara.use_context(PageModel)
+    filename = chart_filename(page_model, key)
 
     solara.use_effect(push, [key, token])
-    page_model = solara.use_context(PageModel)
     unit = page_model.page.unit if isinstance(page_model, DashboardModel) else "round"
     _, latest = latest_values(figure)
     solara.HTML(
@@ -241,11 +261,14 @@ def Table(columns: Sequence[str], rows: Sequence[Sequence[Any]], key: str = "") 
 
 
 @solara.component
-def Pre(text: str, key: str = "") -> None:
-    """Preformatted text (prompts, answers, meeting transcripts), escaped."""
+def Pre(text: str, key: str = "", whole: bool = False) -> None:
+    """Preformatted text (prompts, answers, meeting transcripts), escaped; scrolled within a
+    box of limited height, or ``whole`` (a meeting: every line shown, none cut at the box's
+    edge)."""
     attributes = {"data-text": key} if key else None
+    classes = ["mdd-pre", "mdd-whole"] if whole else ["mdd-pre"]
     solara.HTML(
-        tag="div", unsafe_innerHTML=html.escape(text), classes=["mdd-pre"], attributes=attributes
+        tag="div", unsafe_innerHTML=html.escape(text), classes=classes, attributes=attributes
     )
 
 
@@ -284,7 +307,7 @@ def RoundStatus(model: DashboardModel, tick: int = 0) -> None:
     if state == "playing" and job is not None:
         text = f"playing {unit} {job.round}… (LLM agents are answering; the page stays usable)"
     elif state == "finished":
-        text += " · the game is over (Reset to play again)"
+        text += " · the game is over (↺ replay plays it again from the start)"
     status_line(model, state, text)
     if state == "playing":
         solara.ProgressLinear(True)
@@ -431,22 +454,89 @@ def status_line(model: Any, state: str, text: str) -> None:
     )
 
 
+#: the Play button once the game is over: it plays the game again from the start
+REPLAY = "↺ replay"
+
+
 @solara.component
 def RunControls(model: solara.Reactive, params: solara.Reactive) -> None:
-    """Reset / Play / Step (Mesa's ``ModelController``, which rebuilds the model from
-    ``params`` on Reset) and the pause between rounds while Play runs."""
-    from mesa.visualization.solara_viz import ModelController
+    """Reset / Play / Step, and the pause between rounds while Play runs.
+
+    Mesa's ``ModelController`` (same loop, same Reset, which rebuilds the model from
+    ``params``), with one change: once the game is over its Play button is ``↺ replay`` --
+    Reset and play again from the start -- where Mesa leaves a disabled ❚❚ (the game ended
+    while playing) or a disabled ▶, which read as "paused" or "broken" rather than "finished".
+    """
+    from mesa.visualization.solara_viz import _build_model_init_kwargs
 
     from mesa_dilemmas.viz.dashboard.inputs import NumberSlider
 
     interval = solara.use_reactive(PLAY_INTERVAL_MS)
-    render_interval = solara.use_reactive(1)
-    use_threads = solara.use_reactive(False)
-    ModelController(
-        model,
-        model_parameters=params,
-        play_interval=interval,
-        render_interval=render_interval,
-        use_threads=use_threads,
+    playing = solara.use_reactive(False)
+    running = solara.use_reactive(True)
+    error = solara.use_reactive(None)
+
+    def play_loop() -> None:  # Mesa's loop: sleep, then a round, while playing
+        try:
+            while running.value and playing.value:
+                time.sleep(interval.value / 1000)
+                do_step()
+        except Exception as exc:  # as Mesa: the loop's error under the buttons
+            error.value = f"error in step: {exc}"
+
+    solara.lab.use_task(
+        play_loop, dependencies=[playing.value, running.value], prefer_threaded=True
     )
+
+    def do_step() -> None:
+        model.value.step()
+        running.value = model.value.running
+        force_update()
+
+    def do_reset() -> None:
+        error.set(None)
+        playing.value = False
+        running.value = True
+        kwargs = _build_model_init_kwargs(
+            model.value,
+            params.value,
+            add_scenario_when_empty=True,
+            require_model_accepts_scenario=True,
+        )
+        model.value = type(model.value)(**kwargs)
+
+    def replay() -> None:
+        do_reset()
+        playing.value = True
+
+    failed = getattr(model.value, "error", None) is not None
+    over = not running.value and not failed  # finished (an error keeps a disabled ▶)
+    with solara.Row(justify="space-between"):
+        solara.Button(label="Reset", color="primary", on_click=do_reset)
+        if over:
+            solara.Button(
+                label=REPLAY,
+                color="primary",
+                on_click=replay,
+                attributes={
+                    "title": "the game is over: play it again from the start",
+                    "data-play": "finished",
+                },
+            )
+        else:
+            solara.Button(
+                label="❚❚" if playing.value else "▶",
+                color="primary",
+                on_click=lambda: playing.set(not playing.value),
+                disabled=not running.value,
+                attributes={"data-play": "playing" if playing.value else "paused"},
+            )
+        solara.Button(
+            label="Step",
+            color="primary",
+            on_click=do_step,
+            disabled=playing.value or not running.value,
+        )
+    if error.value:
+        solara.Error(label=error.value)
     NumberSlider("play_interval", play_interval_spec(), interval.value, interval.set)

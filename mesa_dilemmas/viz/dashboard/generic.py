@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import solara
@@ -27,20 +27,39 @@ from mesa_dilemmas.viz.dashboard.runtime import DashboardModel, GamePage
 class GenericView:
     round: int
     series: dict[str, list[float]]
+    #: the reporters' words ("share of hunters who went for the stag"), by reporter name
+    words: dict[str, str] = field(default_factory=dict)
+
+
+#: the longest parameter description used as a control's label (a longer one is its tooltip only)
+LABEL_CHARS = 60
+
+
+def control_label(name: str, description: str | None) -> str:
+    """A control's words: the parameter's description when it is short ("hunters in the
+    group"), else its name in words ("n hunters")."""
+    text = (description or "").strip().rstrip(".")
+    return text if text and len(text) <= LABEL_CHARS else name.replace("_", " ")
+
+
+def words_of(key: str, words: dict[str, str] | None = None) -> str:
+    """A reporter's words: the page's own (``words``), else its name in words."""
+    return (words or {}).get(key) or key.replace("_", " ")
 
 
 def schema_controls(model_cls: type) -> dict[str, Any]:
-    """Controls for every parameter a control can show; the seed box last."""
+    """Controls for every parameter a control can show, labelled in words; the seed box last."""
     out: dict[str, Any] = {}
     for name, info in params_model(model_cls).model_fields.items():
         annotation = c._base_type(info.annotation)
+        label = control_label(name, info.description)
         try:
             if typing.get_origin(info.annotation) is typing.Literal:
-                out[name] = c.select(model_cls, name)
+                out[name] = c.select(model_cls, name, label=label)
             elif annotation is bool:
-                out[name] = c.checkbox(model_cls, name)
+                out[name] = c.checkbox(model_cls, name, label=label)
             elif annotation in (int, float):
-                out[name] = c.slider(model_cls, name)
+                out[name] = c.slider(model_cls, name, label=label)
         except (TypeError, ValueError):  # unbounded or without a default: keep the default
             continue
     out["rng"] = c.seed_box(42)
@@ -54,33 +73,37 @@ def _numeric(values: list[Any]) -> list[float] | None:
         return None
 
 
-def snapshot(model: Any) -> GenericView:
+def snapshot(model: Any, words: dict[str, str] | None = None) -> GenericView:
     series: dict[str, list[float]] = {}
     for name, values in model.datacollector.model_vars.items():
         numbers = _numeric(list(values))
         if numbers is not None:
             series[name] = numbers
-    return GenericView(int(getattr(model, "time", 0)), series)
+    return GenericView(
+        int(getattr(model, "time", 0)), series, {k: words_of(k, words) for k in series}
+    )
 
 
 @solara.component
 def Panels(view: GenericView, model: DashboardModel) -> None:
     last = {k: (v[-1] if v else math.nan) for k, v in view.series.items()}
+    said = {k: words_of(k, view.words) for k in view.series}
     Metrics(
         [
             Metric("round", "round", view.round),
-            *(Metric(k, k.replace("_", " "), x) for k, x in last.items()),
+            *(Metric(k, said[k], x) for k, x in last.items()),
         ]
     )
     charts = [
-        (k, lambda k=k, v=v: vega.line(k.replace("_", " "), [Series(k, v)]), v)
+        (k, lambda k=k, v=v: vega.line(said[k][:1].upper() + said[k][1:], [Series(said[k], v)]), v)
         for k, v in view.series.items()
     ]
     ChartGrid(charts, model.token)
 
 
-def page_for(name: str) -> GamePage:
-    """The generic page of the registered game ``name``."""
+def page_for(name: str, words: dict[str, str] | None = None) -> GamePage:
+    """The generic page of the registered game ``name``; ``words`` name its reporters for people
+    (``{"stag_share": "share of hunters who went for the stag"}``; others: the name in words)."""
     model_cls = game_model(name)
     doc = (model_cls.__doc__ or "").strip().splitlines()
     return GamePage(
@@ -89,7 +112,7 @@ def page_for(name: str) -> GamePage:
         summary=doc[0] if doc else f"The {name} game.",
         controls=lambda: schema_controls(model_cls),
         build=lambda params, seed, llm: model_cls(**params, rng=seed),
-        snapshot=snapshot,
+        snapshot=lambda model: snapshot(model, words),
         panels=Panels,
         round_of=lambda game: int(getattr(game, "time", 0)),
     )

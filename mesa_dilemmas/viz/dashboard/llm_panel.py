@@ -233,7 +233,10 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
         solara.Warning(f"LLM record unavailable: {exc}")
         return
     broker = _broker_rows(model)
-    with solara.Card(f"LLM agents ({model.n_llm_agents} on {run.choice.spec})"):
+    with (
+        solara.Card(f"LLM agents ({model.n_llm_agents} on {run.choice.spec})"),
+        solara.Div(attributes={"data-llm-panel": "1"}),
+    ):
         RoundProgress(model, run, summary, tick)
         stopped = stop_reason(model)
         if stopped is not None:
@@ -332,8 +335,10 @@ def LLMPanel(model: DashboardModel, tick: int = 0) -> None:
             else "No LLM call yet: press Step."
         )
         # the filter is echoed by the server: a test can tell the page reacted during a round
+        # scrolled within the panel: at the top of the page, it must not push the game down
         with solara.Div(
-            attributes={"data-transcripts": str(len(shown)), "data-filter": text_filter}
+            classes=["mdd-llm-transcripts"],
+            attributes={"data-transcripts": str(len(shown)), "data-filter": text_filter},
         ):
             for t in shown:
                 TranscriptCard(t, _label(model, t.agent))

@@ -1,5 +1,5 @@
-"""A game's screen: the sidebar (run controls, parameters) and the main area (status, the page's
-panels, the LLM panel, export, the run's settings), put together from :mod:`.components`."""
+"""A game's screen: the sidebar (run controls, parameters) and the main area (status, the LLM
+panel, the page's panels, export, the run's settings), put together from :mod:`.components`."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def GameScreen(page: GamePage) -> None:
 
 @solara.component
 def ModelView(model: DashboardModel) -> None:
-    """Title, status, the page's panels on the latest snapshot, the LLM panel, the run's settings."""
+    """Title, status, the LLM panel (if LLM agents play), the page's panels on the latest
+    snapshot, the data downloads, the run's settings."""
     tick = update_counter.get()  # re-render after every Step, Reset and live tick
     PageModel.provide(model)
     version = model.version
@@ -71,10 +72,12 @@ def ModelView(model: DashboardModel) -> None:
         Text(model.page.title, tag="h2")
         Text(model.page.summary)
         RoundStatus(model, tick)
-        if model.view is not None:
-            model.page.panels(view=model.view, model=model)
+        # right under the status line: while a slow LLM round runs, its progress is in sight
+        # (below the charts it was a page's length away)
         if model.llm is not None:
             LLMPanel(model, tick)
+        if model.view is not None:
+            model.page.panels(view=model.view, model=model)
         if model.view is not None:
             Export(model, tick)
         RunSettings(model)

@@ -88,7 +88,8 @@ def line(
         return empty(title)
     y: Spec = {"field": "y", "type": "quantitative", "title": ylabel}
     if ylim is not None and None not in ylim:
-        y["scale"] = {"domain": list(ylim), "clamp": True}
+        # no clamp: zoomed in, a line outside the view is clipped away, not drawn at its edge
+        y["scale"] = {"domain": list(ylim)}
     elif refs:  # keep the reference lines in view
         y["scale"] = {"zero": False}
     # whole rounds only; nothing here depends on the number of rows, so a new round changes the
@@ -115,7 +116,7 @@ def line(
                     "scale": {"domain": names, "range": colors},
                     "legend": None
                     if len(names) < 2
-                    else {"orient": "bottom", "columns": min(len(names), 3)},
+                    else {"orient": "bottom", "columns": legend_columns(names)},
                 },
                 "tooltip": [
                     {"field": "series", "title": "series"},
@@ -133,43 +134,118 @@ def line(
             "scale": {"domain": names, "range": dashes},
         }
     if refs:
-        ref_rows = [{"y": r.y, "label": r.label, "color": r.color} for r in refs]
-        layers.append(
-            {
-                "data": {"values": ref_rows},
-                "mark": {"type": "rule", "strokeDash": [5, 4], "strokeWidth": 1.2},
-                "encoding": {
-                    "y": {"field": "y", "type": "quantitative"},
-                    "color": {"field": "color", "type": "nominal", "scale": None},
-                    "tooltip": [{"field": "label", "title": "reference"}],
-                },
-            }
-        )
-        layers.append(
-            {
-                "data": {"values": ref_rows},
-                "mark": {
-                    "type": "text",
-                    "align": "left",
-                    "baseline": "bottom",
-                    "dx": 3,
-                    "dy": -2,
-                    "fontSize": 10,
-                },
-                "encoding": {
-                    "y": {"field": "y", "type": "quantitative"},
-                    "x": {"value": 0},
-                    "text": {"field": "label"},
-                    "color": {"field": "color", "type": "nominal", "scale": None},
-                },
-            }
-        )
+        layers += ref_layers(refs, rows, ylim)
     return {
         **_base(title, subtitle),
         "data": {"values": rows},
         "layer": layers,
         "resolve": {"scale": {"color": "independent"}},
     }
+
+
+#: a text's width in pixels per character at the charts' 11 px legend font (an overestimate:
+#: a legend that is estimated too wide gets one more row, never a clipped entry)
+CHAR_PX = 6.6
+#: the narrowest plot a chart has (two charts a row at 1400 px, one at 900 px)
+NARROWEST_PX = 360
+
+
+def legend_columns(names: Sequence[str], width: float = NARROWEST_PX) -> int:
+    """How many legend entries fit side by side (at most 3) in the narrowest chart: the common
+    pool's long entries ("most possible (all defect: stock ÷ n)") go one a row, short ones
+    share a row."""
+    widest = max((len(n) for n in names), default=0) * CHAR_PX + 30  # symbol and gap
+    return max(1, min(len(names), 3, int(width // widest)))
+
+
+#: the part of the y range near its top where a reference line's label goes below the line
+#: (above it, it would leave the plot and be clipped)
+TOP_BAND = 0.12
+#: the colour drawn around a label so that a line running through it does not strike it out
+#: (the chart widget swaps it for the dark card's colour in the dark theme)
+HALO = "#ffffff"
+
+
+def _y_range(
+    rows: Sequence[dict[str, Any]],
+    refs: Sequence[Ref],
+    ylim: tuple[float | None, float | None] | None,
+) -> tuple[float, float]:
+    """The y range the chart shows (its ``ylim``, else what its lines and references span)."""
+    if ylim is not None and None not in ylim:
+        return float(ylim[0]), float(ylim[1])  # type: ignore[arg-type]
+    ys = [r["y"] for r in rows if r["y"] is not None] + [float(r.y) for r in refs]
+    return (min(ys), max(ys)) if ys else (0.0, 1.0)
+
+
+def ref_layers(
+    refs: Sequence[Ref],
+    rows: Sequence[dict[str, Any]] = (),
+    ylim: tuple[float | None, float | None] | None = None,
+) -> list[Spec]:
+    """Dashed horizontal lines, each labelled on the plot at its left end: above the line, or
+    below it when the line is near the top of the range (so the label stays inside the plot,
+    where the zoom's clip would cut it off); every label on a halo of the background, so a
+    data line that crosses it does not strike it out."""
+    low, high = _y_range(rows, refs, ylim)
+    band = TOP_BAND * (high - low) if high > low else 0.0
+    ref_rows = [
+        {
+            "y": r.y,
+            "label": r.label,
+            "color": r.color,
+            "place": "below" if r.y >= high - band else "above",
+        }
+        for r in refs
+    ]
+    data = {"values": ref_rows}
+    layers: list[Spec] = [
+        {
+            "data": data,
+            "mark": {"type": "rule", "strokeDash": [5, 4], "strokeWidth": 1.2},
+            "encoding": {
+                "y": {"field": "y", "type": "quantitative"},
+                "color": {"field": "color", "type": "nominal", "scale": None},
+                "tooltip": [{"field": "label", "title": "reference"}],
+            },
+        }
+    ]
+    for place, baseline, dy in (("above", "bottom", -2), ("below", "top", 3)):
+        where = {"filter": f"datum.place === '{place}'"}
+        text = {
+            "type": "text",
+            "align": "left",
+            "baseline": baseline,
+            "dx": 3,
+            "dy": dy,
+            "fontSize": 10,
+        }
+        position = {"y": {"field": "y", "type": "quantitative"}, "x": {"value": 0}}
+        layers += [
+            {  # the halo: the label drawn thick in the background's colour, under the label
+                "data": data,
+                "transform": [where],
+                "mark": {
+                    **text,
+                    "fill": HALO,
+                    "stroke": HALO,
+                    "strokeWidth": 6,  # wide enough to close the gaps between letters
+                    "strokeJoin": "round",
+                },
+                "encoding": {**position, "text": {"field": "label"}},
+            },
+            {
+                "data": data,
+                "transform": [where],
+                "mark": text,
+                "encoding": {
+                    **position,
+                    "text": {"field": "label"},
+                    "color": {"field": "color", "type": "nominal", "scale": None},
+                },
+            },
+        ]
+    return layers
 
 
 def bars(

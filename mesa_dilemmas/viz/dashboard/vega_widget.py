@@ -30,12 +30,16 @@ import os
 import ipyvuetify
 import traitlets
 
+from mesa_dilemmas.viz.dashboard.vega import HALO
+
 #: the npm packages the widget loads through Solara's CDN proxy (the asset prefetch fetches
 #: them: :func:`mesa_dilemmas.viz.dashboard.assets.widget_packages`)
 PACKAGES = {"vega": "vega@5", "vega-lite": "vega-lite@5", "vega-embed": "vega-embed@6"}
 REQUIREJS = "requirejs@2.3.6"
 #: the names inline tables get in the compiled Vega spec (``mdd_rows0``, ...), so they can be replaced
 ROWS = "mdd_rows"
+#: the background of a card in Vuetify's dark theme (a label's halo takes it there)
+DARK_CARD = "#1e1e1e"
 
 TEMPLATE = (
     """
@@ -67,8 +71,11 @@ function lighten(node) {
   if (mark && (mark === "text" || mark.type === "text")) {
     const spec = typeof mark === "string" ? { type: "text" } : mark;
     const enc = node.encoding || {};
+    // a label's halo (``vega.HALO``, drawn under a reference line's label) takes the dark
+    // card's colour
+    if (spec.fill === "@HALO@" && spec.stroke === "@HALO@") spec.fill = spec.stroke = "@DARK_CARD@";
     // a text mark with its own ``fill`` is drawn on a mark of its own (a seat's disc): kept
-    if (!enc.color && !enc.fill && spec.fill === undefined) {
+    else if (!enc.color && !enc.fill && spec.fill === undefined) {
       const given = spec.color;
       const lum = luminance(given);
       if (given === undefined || (lum !== null && lum < 0.4)) spec.color = lightText(given);
@@ -127,7 +134,9 @@ module.exports = {
             if (texts[key] !== this.texts[key]) this.view.data(key, rows[key]);
           }
           this.texts = texts;
-          await this.view.runAsync();
+          // resize(): the layout is computed anew for the new rows (wider axis labels, a
+          // title moved down); without it the first draw's layout stays and cuts them off
+          await this.view.resize().runAsync();
           element.dataset.updates = String(+(element.dataset.updates || 0) + 1);
         } else {
           if (this.view) this.view.finalize();
@@ -197,6 +206,8 @@ module.exports = {
     .replace("@VEGA@", PACKAGES["vega"])
     .replace("@VEGA_LITE@", PACKAGES["vega-lite"])
     .replace("@VEGA_EMBED@", PACKAGES["vega-embed"])
+    .replace("@HALO@", HALO)
+    .replace("@DARK_CARD@", DARK_CARD)
 )
 
 
@@ -226,8 +237,24 @@ class VegaChart(ipyvuetify.VuetifyTemplate):
         return None if solara.settings.assets.proxy else solara.settings.assets.cdn
 
 
-def with_token(spec: dict, token: str) -> dict:
-    """The spec with ``usermeta.token`` set: the drawn element reports it as ``data-drawn``."""
-    if not token:
+def with_token(spec: dict, token: str, filename: str = "") -> dict:
+    """The spec with ``usermeta.token`` set (the drawn element reports it as ``data-drawn``)
+    and, given a ``filename``, the name the chart's ``...`` menu saves it under (vega-embed's
+    ``downloadFileName``; without it every chart downloads as ``visualization.svg``)."""
+    if not token and not filename:
         return spec
-    return {**spec, "usermeta": {**spec.get("usermeta", {}), "token": token}}
+    meta = dict(spec.get("usermeta", {}))
+    if token:
+        meta["token"] = token
+    if filename:
+        meta["embedOptions"] = {**meta.get("embedOptions", {}), "downloadFileName": filename}
+    return {**spec, "usermeta": meta}
+
+
+def download_name(*parts: object) -> str:
+    """A file name (without extension) from its parts: ``fishery_seed42_stock``; characters a
+    file name should not hold become ``-``."""
+    import re
+
+    words = [re.sub(r"[^0-9A-Za-z._-]+", "-", str(p)).strip("-") for p in parts if str(p)]
+    return "_".join(w for w in words if w) or "chart"
