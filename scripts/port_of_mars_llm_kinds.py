@@ -2,13 +2,14 @@
 
 The decisions come from rule-player games (events from round 1, so votes, event choices and the
 Breakdown of Trust's keep question come up; leadership announced), taken as the game asked
-them; a model answers each with the bundled scenarios' settings (native mode without a
-reasoning field, temperature 0.7, max_tokens 400) and the layer's corrective re-asks.  Prints,
+them; a model answers each with the bundled scenarios' settings (native mode, reasoning
+"auto": a reasoning field for API models, none for the embedded one; temperature 0.7,
+max_tokens 400) and the layer's corrective re-asks.  Prints,
 per kind: decisions, parse failures, re-asks, fallbacks and the last error.  This complements
 a full game, in which the rarer kinds (event votes and choices) may not come up at all.
 
 Run:  python scripts/port_of_mars_llm_kinds.py [--model local] [--kinds vote,event_choice]
-          [--per-kind 1] [--seed 1]
+          [--per-kind 1] [--seed 1] [--reasoning auto|true|false]
 """
 
 from __future__ import annotations
@@ -50,13 +51,15 @@ def main() -> None:
     ap.add_argument("--kinds", default="", help="comma-separated short kinds (default: all)")
     ap.add_argument("--per-kind", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--reasoning", choices=("auto", "true", "false"), default="auto")
     args = ap.parse_args()
+    reasoning = args.reasoning if args.reasoning == "auto" else args.reasoning == "true"
     os.environ.setdefault("MESA_DILEMMAS_CACHE_DIR", tempfile.mkdtemp(prefix="pom-kinds-"))
     register_game_prompts(PortOfMarsModel)
     found = collect(range(args.seed, args.seed + 6))
     kinds = [k for k in args.kinds.split(",") if k] or sorted(found)
     policy = make_policy(
-        args.model, answer_mode="native", reasoning=False, temperature=0.7, max_tokens=400,
+        args.model, answer_mode="native", reasoning=reasoning, temperature=0.7, max_tokens=400,
         run_seed=args.seed,
     )  # fmt: skip
     print("| decision kind | decisions | parse failures | re-asks | fallbacks | last error |")

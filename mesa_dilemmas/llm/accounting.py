@@ -149,6 +149,7 @@ def _empty_group() -> dict[str, Any]:
         "fallbacks": 0,
         "fallbacks_by_kind": {},
         "call_errors": 0,
+        "reasoning": {},
     }
 
 
@@ -186,8 +187,8 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
         " snapshot FROM calls"
     )
     decisions = recorder.db.execute(
-        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors, policy, fallback"
-        " FROM decisions WHERE segment = ?",
+        "SELECT kind, agent_id, retries, parse_failures, fell_back, call_errors, policy, fallback,"
+        " reasoning FROM decisions WHERE segment = ?",
         (segment,),
     )
     total = _empty_group()
@@ -247,7 +248,8 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
                     g["cache_hits"] += 1
         if source == "provider" and not error and cost is None:
             unpriced += 1
-    for kind, agent_id, retries, failures, fell_back, call_errors, policy, why in decisions:
+    for row in decisions:
+        kind, agent_id, retries, failures, fell_back, call_errors, policy, why, reasons = row
         agent = "narrator" if agent_id is None else str(agent_id)
         for g in (
             total,
@@ -263,6 +265,9 @@ def summarize(recorder: RunRecorder, budget: dict[str, Any] | None = None) -> di
                 why = why or "invalid"
                 g["fallbacks_by_kind"][why] = g["fallbacks_by_kind"].get(why, 0) + 1
             g["call_errors"] += call_errors
+            if reasons is not None:  # decisions asked for reasoning first (on) or not (off)
+                which = "on" if reasons else "off"
+                g["reasoning"][which] = g["reasoning"].get(which, 0) + 1
     summary = _finish(total)
     summary["unpriced_calls"] = unpriced
     for name, table in groups.items():
@@ -309,6 +314,7 @@ CALL_COLUMNS = (
     "cache_write_tokens",
     "reasoning_tokens",
     "batch_id",
+    "reasoning",
 )
 DECISION_COLUMNS = (
     "id",
@@ -329,6 +335,7 @@ DECISION_COLUMNS = (
     "error",
     "value",
     "fallback",
+    "reasoning",
 )
 
 

@@ -18,6 +18,7 @@ with a short message that is fed back to the model in the corrective turn.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,17 @@ from mesa_dilemmas.llm.request import ChatResponse
 
 DEFAULT_TAG = "answer"
 TRUNCATED = {"length", "max_tokens", "MAX_TOKENS"}
+
+#: characters per token of free text (reasoning, a conversation, a note), counted
+#: conservatively: English prose averages 4-4.5 characters a token with the providers'
+#: tokenizers and SmolLM2's (measured: 4.4 on a meeting transcript), so 3 leaves a third spare
+PROSE_CHARS_PER_TOKEN = 3.0
+#: characters per token of everything else in a JSON reply (braces, quotes, keys, numbers,
+#: enum values): 2.3-2.5 measured with SmolLM2's tokenizer, which splits numbers digit by digit
+JSON_CHARS_PER_TOKEN = 1.5
+#: the shortest reasoning field a decision is given when reasoning is on, whatever room its
+#: answer leaves in ``max_tokens`` (two or three sentences; the token limit grows to hold it)
+MIN_REASONING_CHARS = 160
 
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:[eE][-+]?\d+)?")
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
@@ -95,6 +107,78 @@ def native_schema(spec: AnswerSpec, reasoning: bool = True, max_chars: int = 800
     }
 
 
+def largest_answer(spec: AnswerSpec) -> Any:
+    """The longest valid answer of a spec as JSON would spell it: every optional field present,
+    every text at its maximum length, every list at its most items, every number and choice at
+    its longest spelling.  A cross-field rule (a budget) can only make real answers shorter."""
+    if isinstance(spec, NumberSpec):
+        if spec.integer:
+            return max((int(spec.low), int(spec.high)), key=lambda v: len(str(v)))
+        return -max(abs(spec.low), abs(spec.high)) - 0.01  # two decimals, the grammar's step
+    if isinstance(spec, ChoiceSpec):
+        return max(spec.options, key=len)
+    if isinstance(spec, TextSpec):
+        return "x" * spec.max_chars
+    if isinstance(spec, StructSpec):
+        return {name: largest_answer(sub) for name, sub in spec.fields.items()}
+    if isinstance(spec, ListSpec):
+        return [largest_answer(spec.item)] * spec.max_items
+    return "..."  # a game's own kind of spec: not bounded here
+
+
+def _text_chars(spec: AnswerSpec) -> int:
+    """Characters of free text in the largest answer (counted as prose, the rest as JSON)."""
+    if isinstance(spec, TextSpec):
+        return spec.max_chars
+    if isinstance(spec, StructSpec):
+        return sum(_text_chars(sub) for sub in spec.fields.values())
+    if isinstance(spec, ListSpec):
+        return spec.max_items * _text_chars(spec.item)
+    return 0
+
+
+def reply_token_bound(spec: AnswerSpec, reasoning_chars: int = 0) -> int:
+    """An upper bound on the tokens of the longest valid reply in native mode,
+    ``{"reasoning": <reasoning_chars characters>, "answer": <largest answer>}`` (no reasoning
+    field when ``reasoning_chars`` is 0): free text at ``PROSE_CHARS_PER_TOKEN``, the JSON
+    around it at ``JSON_CHARS_PER_TOKEN``.  It also bounds a tags-mode reply of that much
+    reasoning and the answer between its tags."""
+    reply: dict[str, Any] = {"reasoning": ""} if reasoning_chars else {}
+    reply["answer"] = largest_answer(spec)
+    text = _text_chars(spec) + reasoning_chars
+    json_chars = len(json.dumps(reply)) + reasoning_chars - text
+    return math.ceil(text / PROSE_CHARS_PER_TOKEN) + math.ceil(json_chars / JSON_CHARS_PER_TOKEN)
+
+
+def reasoning_room(
+    spec: AnswerSpec, max_tokens: int | None, max_chars: int = 800
+) -> tuple[int, int | None]:
+    """``(reasoning characters, token limit)`` of one decision with reasoning on: the
+    reasoning gets what the longest answer leaves of ``max_tokens`` (at most ``max_chars``, at
+    least ``MIN_REASONING_CHARS``), and the limit is ``max_tokens`` unless the longest answer
+    with that reasoning needs more (then exactly what it needs).  ``max_tokens=None``: no
+    limit, ``max_chars`` of reasoning."""
+    if max_tokens is None:
+        return max_chars, None
+    chars = min(max_chars, MIN_REASONING_CHARS)
+    hi = max_chars
+    while chars < hi:  # the longest reasoning whose reply fits (bisection on characters)
+        mid = (chars + hi + 1) // 2
+        if reply_token_bound(spec, mid) <= max_tokens:
+            chars = mid
+        else:
+            hi = mid - 1
+    return chars, max(max_tokens, reply_token_bound(spec, chars))
+
+
+def answer_token_limit(spec: AnswerSpec, max_tokens: int | None) -> int | None:
+    """The token limit of a decision without reasoning: ``max_tokens``, or what the longest
+    valid answer needs when that is more."""
+    if max_tokens is None:
+        return None
+    return max(max_tokens, reply_token_bound(spec))
+
+
 def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
     first = (
         '"reasoning" (your brief step-by-step reasoning), then '
@@ -107,10 +191,28 @@ def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
     )
 
 
-def corrective_message(error: str, spec: AnswerSpec, mode: str, tag: str = DEFAULT_TAG) -> str:
-    """The short turn sent after an invalid answer: what was wrong, and the format again."""
+def _names_reasoning(schema: dict[str, Any] | None) -> bool:
+    return schema is not None and "reasoning" in schema.get("properties", {})
+
+
+def corrective_message(
+    error: str,
+    spec: AnswerSpec,
+    mode: str,
+    tag: str = DEFAULT_TAG,
+    schema: dict[str, Any] | None = None,
+) -> str:
+    """The short turn sent after an invalid answer: what was wrong, and the format again.
+    In native mode it names only the fields the reply's ``schema`` has (``"reasoning"`` only
+    when the schema asks for it)."""
     if mode == "native":
-        how = 'Reply with only the JSON object, with the answer in the "answer" field.'
+        if _names_reasoning(schema):
+            how = (
+                'Reply with only the JSON object: a brief "reasoning", then the answer in the'
+                ' "answer" field.'
+            )
+        else:
+            how = 'Reply with only the JSON object, with the answer in the "answer" field.'
     else:
         example = example_value(spec)
         shown = json.dumps(example) if _is_json_shaped(spec) else str(example)
@@ -122,13 +224,18 @@ def corrective_message(error: str, spec: AnswerSpec, mode: str, tag: str = DEFAU
 
 
 def parse_response(
-    response: ChatResponse, spec: AnswerSpec, mode: str, tag: str = DEFAULT_TAG
+    response: ChatResponse,
+    spec: AnswerSpec,
+    mode: str,
+    tag: str = DEFAULT_TAG,
+    schema: dict[str, Any] | None = None,
 ) -> Parsed:
-    """Turn a provider response into a valid answer, or raise :class:`InvalidAnswer`."""
+    """Turn a provider response into a valid answer, or raise :class:`InvalidAnswer`.
+    ``schema``: the native reply's schema (its error messages name only its fields)."""
     if response.refusal:
         raise InvalidAnswer(f"the model refused ({_short(response.refusal)})")
     if mode == "native":
-        return parse_native(response, spec)
+        return parse_native(response, spec, reasoning=schema is None or _names_reasoning(schema))
     return parse_tags(response.text or "", spec, tag, truncated=response.finish_reason in TRUNCATED)
 
 
@@ -177,7 +284,9 @@ def coerce(content: str, spec: AnswerSpec) -> Any:
     return spec.validate(text)
 
 
-def parse_native(response: ChatResponse, spec: AnswerSpec) -> Parsed:
+def parse_native(response: ChatResponse, spec: AnswerSpec, reasoning: bool = True) -> Parsed:
+    """A native reply's answer; ``reasoning``: whether the schema had a reasoning field (what a
+    cut-off reply is told to shorten)."""
     obj = response.data
     if obj is None:
         text = (response.text or "").strip()
@@ -187,9 +296,8 @@ def parse_native(response: ChatResponse, spec: AnswerSpec) -> Parsed:
             obj = _loads(text)
         except InvalidAnswer as exc:
             if response.finish_reason in TRUNCATED:
-                raise InvalidAnswer(
-                    "the JSON reply was cut off; keep the reasoning shorter"
-                ) from exc
+                shorter = "the reasoning" if reasoning else "the answer's text"
+                raise InvalidAnswer(f"the JSON reply was cut off; keep {shorter} shorter") from exc
             raise
     reasoning = None
     if isinstance(obj, dict) and "answer" in obj:

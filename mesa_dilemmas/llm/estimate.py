@@ -56,14 +56,20 @@ def request_tokens(request: ChatRequest) -> int:
     return body + PER_MESSAGE_TOKENS * len(request.messages) + PER_REQUEST_TOKENS
 
 
-def assumed_output(settings: LLMSettings, mode: str, answer: Any) -> int:
-    """The reply's tokens: the JSON answer (native), with its reasoning field when asked for;
-    in tags mode the prose before the tagged answer."""
+def assumed_output(
+    settings: LLMSettings, mode: str, answer: Any, request: ChatRequest | None = None
+) -> int:
+    """The reply's tokens: the JSON answer (native), with half its reasoning field when the
+    request's schema asks for one; in tags mode the prose before the tagged answer.  Capped at
+    the request's token limit (``max_tokens`` unless the decision's longest answer needs more)."""
     answer_text = json.dumps({"answer": answer}, default=str)
+    limit = request.max_tokens if request is not None else settings.max_tokens
     if mode == "native":
-        reasoning = settings.reasoning_max_chars // 2 if settings.reasoning else 0
-        return min(settings.max_tokens, count_tokens(answer_text) + count_tokens("x" * reasoning))
-    return min(settings.max_tokens, int(settings.max_tokens * TAGS_OUTPUT_SHARE))
+        schema = (request.schema if request is not None else None) or {}
+        field = (schema.get("properties") or {}).get("reasoning")
+        reasoning = int(field.get("maxLength", settings.reasoning_max_chars)) // 2 if field else 0
+        return min(limit, count_tokens(answer_text) + count_tokens("x" * reasoning))
+    return min(limit, int(limit * TAGS_OUTPUT_SHARE))
 
 
 def dry_response(
@@ -74,7 +80,7 @@ def dry_response(
     return ChatResponse(
         text=text if mode == "native" else f"<answer>{value}</answer>",
         tokens_in=request_tokens(request),
-        tokens_out=assumed_output(settings, mode, value),
+        tokens_out=assumed_output(settings, mode, value, request),
         finish_reason="stop",
         model="dry-run",
         extra={"prefix": request.system},

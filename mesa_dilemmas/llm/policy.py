@@ -127,13 +127,16 @@ class LLMPolicy(Policy):
             round_=ctx.round,
             system_extra=s.system_prompt,
             templates_dir=s.templates_dir,
-            reasoning=s.reasoning,
+            reasoning=s.reasoning_for(self.spec),
             reasoning_max_chars=s.reasoning_max_chars,
             max_tokens=s.max_tokens,
         )
+        # the decision's own limit: max_tokens, or what its longest valid answer needs
+        max_tokens = prompt.max_tokens or s.max_tokens
+        ctx = dataclasses.replace(ctx, reasoning=prompt.reasoning)
         messages = [Message("system", prompt.system), Message("user", prompt.user)]
         if s.dry_run:
-            return self._dry(decision, ctx, messages, prompt.schema, mode)
+            return self._dry(decision, ctx, messages, prompt.schema, mode, max_tokens)
         failures = call_errors = 0
         raw: str | None = None
         error: str | None = None
@@ -143,7 +146,7 @@ class LLMPolicy(Policy):
             request = ChatRequest(
                 messages=tuple(messages),
                 temperature=s.temperature,
-                max_tokens=s.max_tokens,
+                max_tokens=max_tokens,
                 seed=seed_for(call_ctx.sample_id),
                 top_p=s.top_p,
                 schema=prompt.schema,
@@ -159,7 +162,7 @@ class LLMPolicy(Policy):
                 or (json.dumps(response.data) if response.data is not None else "")
             )
             try:
-                parsed = parse_response(response, decision.spec, mode, prompt.tag)
+                parsed = parse_response(response, decision.spec, mode, prompt.tag, prompt.schema)
             except InvalidAnswer as exc:
                 failures += 1
                 error = str(exc)
@@ -177,7 +180,9 @@ class LLMPolicy(Policy):
                     Message(
                         "user",
                         with_example(
-                            corrective_message(error, decision.spec, mode, prompt.tag),
+                            corrective_message(
+                                error, decision.spec, mode, prompt.tag, prompt.schema
+                            ),
                             decision.spec,
                             prompt.tag,
                         ),
@@ -207,6 +212,7 @@ class LLMPolicy(Policy):
         messages: list[Message],
         schema: dict[str, Any] | None,
         mode: str,
+        max_tokens: int,
     ) -> Answer:
         """A dry run (``dry_run``): the prompt as it would be sent, recorded with its token
         count, and a random legal answer -- no provider, no network."""
@@ -220,7 +226,7 @@ class LLMPolicy(Policy):
         request = ChatRequest(
             messages=tuple(messages),
             temperature=s.temperature,
-            max_tokens=s.max_tokens,
+            max_tokens=max_tokens,
             seed=seed_for(ctx.sample_id),
             top_p=s.top_p,
             schema=schema,

@@ -34,14 +34,13 @@ from mesa_dilemmas.agents.decisions import AnswerSpec, Decision, ListSpec, Struc
 from mesa_dilemmas.agents.persona import Persona, svo_category
 from mesa_dilemmas.llm.answers import (
     DEFAULT_TAG,
+    answer_token_limit,
     example_value,
     native_instructions,
     native_schema,
+    reasoning_room,
     tags_instructions,
 )
-
-#: tokens kept free for the JSON answer after the reasoning in native mode
-ANSWER_TOKENS = 24
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,11 @@ class Prompt:
     user: str
     tag: str
     schema: dict[str, Any] | None  # native mode only
+    #: the reply's token limit: ``max_tokens``, or what the longest valid answer (with the
+    #: reasoning, when asked for) needs when that is more; None when no limit was given
+    max_tokens: int | None = None
+    #: whether the reply is asked for reasoning first (native: the schema's field; tags: always)
+    reasoning: bool = True
 
 
 #: a template may also be a function of (decision, fields) -> Prompt-like (system, user, tag)
@@ -291,12 +295,13 @@ def render(
         template = template(decision, fields)
     tag = template.tag if template is not None else DEFAULT_TAG
     schema = None
+    reasoning = reasoning or mode != "native"  # tags mode always reasons in prose
+    if reasoning:  # the reasoning gets what the longest answer leaves of max_tokens
+        reasoning_chars, limit = reasoning_room(decision.spec, max_tokens, reasoning_max_chars)
+    else:
+        reasoning_chars, limit = 0, answer_token_limit(decision.spec, max_tokens)
     if mode == "native":
-        if max_tokens is not None:  # leave room for the answer after the reasoning
-            reasoning_max_chars = min(
-                reasoning_max_chars, max(20, 3 * (max_tokens - ANSWER_TOKENS))
-            )
-        schema = native_schema(decision.spec, reasoning, reasoning_max_chars)
+        schema = native_schema(decision.spec, reasoning, reasoning_chars)
         instructions = native_instructions(decision.spec, schema)
     else:
         instructions = with_example(tags_instructions(decision.spec, tag), decision.spec, tag)
@@ -307,6 +312,8 @@ def render(
             user=f"{generic_user(decision, round_)}\n\n{instructions}",
             tag=tag,
             schema=schema,
+            max_tokens=limit,
+            reasoning=reasoning,
         )
     user = _format(template.user, fields, template, "user")
     if "{instructions}" not in template.user:
@@ -318,7 +325,14 @@ def render(
     )
     if template.system is not None and system_extra:
         system = f"{system}\n\n{system_extra}"
-    return Prompt(system=system, user=user, tag=tag, schema=schema)
+    return Prompt(
+        system=system,
+        user=user,
+        tag=tag,
+        schema=schema,
+        max_tokens=limit,
+        reasoning=reasoning,
+    )
 
 
 class _Fields(dict):

@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS calls (
     finish_reason TEXT, error TEXT, request TEXT, response TEXT,
     status TEXT, http_status INTEGER, retried INTEGER, mode TEXT,
     snapshot TEXT, fingerprint TEXT, params TEXT, cached_tokens INTEGER,
-    cache_write_tokens INTEGER, reasoning_tokens INTEGER, batch_id TEXT
+    cache_write_tokens INTEGER, reasoning_tokens INTEGER, batch_id TEXT, reasoning INTEGER
 );
 CREATE INDEX IF NOT EXISTS calls_key ON calls(key);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS decisions (
     ts REAL, segment INTEGER, pid INTEGER, policy TEXT,
     run_seed TEXT, agent_id INTEGER, round INTEGER, step INTEGER, kind TEXT, counter INTEGER,
     retries INTEGER, parse_failures INTEGER, fell_back INTEGER, call_errors INTEGER,
-    error TEXT, value TEXT, fallback TEXT
+    error TEXT, value TEXT, fallback TEXT, reasoning INTEGER
 );
 CREATE TABLE IF NOT EXISTS budget (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS batches (
 #: whether another attempt followed it (retried), the structured-output mode used
 #: and what exactly was sent and answered: the dated model snapshot the provider named, its
 #: system fingerprint, the parameters as sent (after any SDK filtering), prompt-cache reads and
-#: writes, reasoning tokens, and the batch job that carried the call
+#: writes, reasoning tokens, the batch job that carried the call, and whether the prompt asked
+#: for reasoning before the answer (1/0; null when the caller did not say)
 ATTEMPT_COLUMNS = (
     ("status", "TEXT"),
     ("http_status", "INTEGER"),
@@ -76,6 +77,7 @@ ATTEMPT_COLUMNS = (
     ("cache_write_tokens", "INTEGER"),
     ("reasoning_tokens", "INTEGER"),
     ("batch_id", "TEXT"),
+    ("reasoning", "INTEGER"),
 )
 
 #: sources of an answer: a paid provider call, the shared cache, an earlier segment of this run
@@ -96,8 +98,9 @@ class RunRecorder:
             if name not in columns:
                 self.db.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(decisions)")}
-        if "fallback" not in columns:
-            self.db.execute("ALTER TABLE decisions ADD COLUMN fallback TEXT")
+        for name, kind in (("fallback", "TEXT"), ("reasoning", "INTEGER")):
+            if name not in columns:
+                self.db.execute(f"ALTER TABLE decisions ADD COLUMN {name} {kind}")
 
     @classmethod
     def at(cls, run_dir: Path, segment: int = 1) -> RunRecorder:
@@ -148,8 +151,8 @@ class RunRecorder:
             " round, step, kind, counter, attempt, tokens_in, tokens_out, latency_s, cost_usd,"
             " finish_reason, error, request, response, status, http_status, retried, mode,"
             " snapshot, fingerprint, params, cached_tokens, cache_write_tokens,"
-            " reasoning_tokens, batch_id)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " reasoning_tokens, batch_id, reasoning)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(),
                 self.segment,
@@ -184,6 +187,7 @@ class RunRecorder:
                 int(extra.get("cache_write_tokens") or 0),
                 int(extra.get("reasoning_tokens") or 0),
                 batch_id,
+                None if ctx.reasoning is None else int(ctx.reasoning),
             ),
         )
 
@@ -205,8 +209,9 @@ class RunRecorder:
             fallback = "invalid"
         self.db.execute(
             "INSERT INTO decisions (ts, segment, pid, policy, run_seed, agent_id, round, step, kind,"
-            " counter, retries, parse_failures, fell_back, call_errors, error, value, fallback)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " counter, retries, parse_failures, fell_back, call_errors, error, value, fallback,"
+            " reasoning)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(),
                 self.segment,
@@ -225,6 +230,7 @@ class RunRecorder:
                 redact(error),
                 redact(json.dumps(value, default=str)),
                 fallback,
+                None if ctx.reasoning is None else int(ctx.reasoning),
             ),
         )
 

@@ -88,6 +88,9 @@ class CallContext:
     attempt: int = 0
     run_seed: str = "none"
     policy: str = ""
+    #: whether the reply was asked for reasoning before its answer (recorded with the call
+    #: and the decision; not part of the sample id); None when the caller does not say
+    reasoning: bool | None = None
 
     @property
     def sample_id(self) -> str:

@@ -42,6 +42,10 @@ PAID_FALLBACK_RATE = 0.05
 #: fails; every fallback is flagged in the data either way
 SELF_HOSTED_FALLBACK_RATE = 0.5
 
+#: ``reasoning = "auto"`` on the embedded model (``local``, any GGUF): off, by measurement --
+#: SmolLM2-135M on Port of Mars (docs/port_of_mars.md, "Reasoning on the embedded model")
+LOCAL_REASONING = False
+
 PositiveFloat = Annotated[float, Field(gt=0)]
 
 
@@ -143,8 +147,12 @@ class LLMSettings(_Strict):
     #: model's default for Gemini; 0 turns Gemini 2.5 Flash's thinking off).  Claude with
     #: thinking takes no temperature/top_p and no forced tool, so it needs answer_mode "tags"
     thinking_budget: Annotated[int, Field(ge=0, le=128000)] | None = None
-    #: native mode: ask for a short "reasoning" field before "answer"
-    reasoning: bool = True
+    #: native mode: ask for a short "reasoning" field before "answer": true, false, or "auto"
+    #: (on for the providers' APIs and OpenAI-compatible servers, ``LOCAL_REASONING`` for the
+    #: embedded model, see ``reasoning_for``).  Tags mode always asks for reasoning in prose
+    reasoning: bool | Literal["auto"] = "auto"
+    #: the longest reasoning field; a decision gets less when its longest answer leaves less
+    #: room in max_tokens (never under MIN_REASONING_CHARS: see llm/answers.py, reasoning_room)
     reasoning_max_chars: Annotated[int, Field(ge=20, le=20000)] = 800
     #: shared response cache (content-addressed, keyed by request + sample id)
     cache: bool = True
@@ -170,6 +178,16 @@ class LLMSettings(_Strict):
         default_factory=dict
     )
     local: LocalSettings = Field(default_factory=LocalSettings)
+
+    def reasoning_for(self, spec: Any) -> bool:
+        """Whether a native-mode reply of this model (a :class:`ModelSpec`) carries a reasoning
+        field: the setting when true or false; with "auto", on for every remote provider
+        (openai, anthropic, gemini, OpenAI-compatible servers) and ``LOCAL_REASONING`` for the
+        embedded model.  A replay decides as the replayed model did (same prompts, same keys)."""
+        if self.reasoning != "auto":
+            return bool(self.reasoning)
+        spec = getattr(spec, "replay_of", None) or spec
+        return LOCAL_REASONING if getattr(spec, "provider", "local") == "local" else True
 
     def fallback_limit(self, paid: bool) -> float:
         """The fallback share above which a model's run stops (see ``max_fallback_rate``)."""

@@ -1,10 +1,12 @@
 """The planning meeting of a Port of Mars round: two model-level calls to the meeting writer.
 
 1. ``port_of_mars.meeting`` writes the whole conversation (at most ``meeting_chars``
-   characters), optionally with each role's pledge of coins to port health (at most the coins
-   that role holds); a rule writer also lists the resources each offers and needs
-   (``meeting_market``; an LLM writer is not asked for them, which keeps its prompt and
-   grammar small).
+   characters).  A rule writer also records each role's pledge of coins to port health (at most
+   the coins that role holds) and the resources each offers and needs (``meeting_market``).
+   An LLM writer is asked for the conversation only, with neutral instructions: the players
+   speak in character about whatever they choose, and nothing in its prompt or its answer's
+   schema suggests coins to port health or pledges (which would steer the game it is measured
+   on); it also keeps the reply within its token limit.
 2. ``port_of_mars.meeting_summaries`` writes one short note per role (at most
    ``summary_chars`` characters each; in tags mode one tag per role inside ``<SUMMARIES>``).
 
@@ -74,17 +76,16 @@ PRIVATE_KEYS = (
 
 
 def meeting_spec(model: PortOfMarsModel) -> StructSpec:
-    """Conversation (bounded), optional per-role pledges (at most the role's coins), offers and
-    needs.  Every string is bounded so a local grammar stays small."""
-    roles = frozenset(model.roles)
-    coins = {p.role: max(0, p.coins) for p in model.players}
-    fields: dict[str, Any] = {
-        "conversation": TextSpec(max_chars=model.meeting_chars),
-        "pledges": StructSpec(
-            {r: NumberSpec(0, coins[r], integer=True) for r in model.roles}, optional=roles
-        ),
-    }
+    """The conversation (bounded); for the rule writer (``meeting_market``) also optional
+    per-role pledges (at most the role's coins), offers and needs.  Every string is bounded so
+    a local grammar stays small."""
+    fields: dict[str, Any] = {"conversation": TextSpec(max_chars=model.meeting_chars)}
     if model.meeting_market:
+        roles = frozenset(model.roles)
+        coins = {p.role: max(0, p.coins) for p in model.players}
+        fields["pledges"] = StructSpec(
+            {r: NumberSpec(0, coins[r], integer=True) for r in model.roles}, optional=roles
+        )
         for key in ("offers", "needs"):
             fields[key] = StructSpec(
                 {r: ListSpec(ChoiceSpec(RESOURCES), max_items=5) for r in model.roles},
