@@ -25,10 +25,7 @@ def cli(
 
     The child gets this checkout on its path, no inherited LLM run of the parent, and, when
     given, its own LLM cache folder (``cache``) and terminal width (``columns``)."""
-    child = {k: v for k, v in os.environ.items() if k != "MESA_DILEMMAS_LLM_RUN"}
-    child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), child.get("PYTHONPATH")]))
-    if cache is not None:
-        child["MESA_DILEMMAS_CACHE_DIR"] = str(cache)
+    child = child_env(cache)
     if columns is not None:
         child["COLUMNS"] = str(columns)
     child.update(env or {})
@@ -40,6 +37,15 @@ def cli(
         env=child,
         timeout=timeout,
     )
+
+
+def child_env(cache: Path | None = None) -> dict[str, str]:
+    """The environment of a child ``mesa-dilemmas`` (for tests that start it themselves)."""
+    child = {k: v for k, v in os.environ.items() if k != "MESA_DILEMMAS_LLM_RUN"}
+    child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), child.get("PYTHONPATH")]))
+    if cache is not None:
+        child["MESA_DILEMMAS_CACHE_DIR"] = str(cache)
+    return child
 
 
 def cli_in_process(args: list[str]) -> tuple[int, str]:

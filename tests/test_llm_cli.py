@@ -1,8 +1,7 @@
-"""``mesa-dilemmas llm check|cache stats|cache clear`` (through the group's ``register``)."""
+"""``mesa-dilemmas llm check|cache stats|cache clear`` through the command line's ``main``."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -12,18 +11,15 @@ from llm_fixtures import llm_env, needs_local  # noqa: F401
 from llm_servers.responder import Reply
 from llm_servers.wire import Faults, WireServer
 
+from mesa_dilemmas.cli import main
 from mesa_dilemmas.llm.cache import ResponseCache
-from mesa_dilemmas.llm.cli import register
 from mesa_dilemmas.llm.request import ChatResponse
 
 pytestmark = pytest.mark.usefixtures("llm_env")
 
 
 def cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="mesa-dilemmas")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(list(argv))
-    return args.func(args)
+    return main(list(argv))
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])

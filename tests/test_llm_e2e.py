@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import child_env, cli
 from llm_fixtures import REPO
 from llm_servers.wire import WireServer
 
@@ -42,18 +43,8 @@ def write_scenario(
     return path
 
 
-def env_with_cache(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "MESA_DILEMMAS_LLM_RUN"}
-    env["MESA_DILEMMAS_CACHE_DIR"] = str(cache)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return env
-
-
 def run_cli(args: list[str], cache: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "mesa_dilemmas", "run", *args, "--no-progress"]
-    return subprocess.run(
-        cmd, env=env_with_cache(cache), capture_output=True, text=True, timeout=timeout, cwd=REPO
-    )
+    return cli("run", *args, "--no-progress", cache=cache, cwd=REPO, timeout=timeout)
 
 
 def provider_keys(run_dir: Path) -> list[str]:
@@ -115,7 +106,7 @@ def test_sigkill_mid_run_then_resume_repeats_no_call(tmp_path: Path) -> None:
             str(run_dir),
             "--no-progress",
         ]
-        proc = subprocess.Popen(cmd, env=env_with_cache(cache), cwd=REPO,
+        proc = subprocess.Popen(cmd, env=child_env(cache), cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
             deadline = time.monotonic() + 120

@@ -6,12 +6,10 @@ A paid run prints the estimate before it starts and asks for ``--yes`` above the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import cli as run
 from llm_fixtures import REPO, llama_server_fixture, needs_local  # noqa: F401
-from test_llm_e2e import env_with_cache
 
 from mesa_dilemmas.llm.estimate import Tally, format_table, price_rows, tally
 from mesa_dilemmas.llm.settings import LLMSettings
@@ -35,12 +33,7 @@ temperature = 0.0
 
 
 def cli(args: list[str], tmp_path: Path, env_extra: dict[str, str] | None = None):
-    env = env_with_cache(tmp_path / "cache")
-    env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", *args], env=env, capture_output=True,
-        text=True, timeout=900, cwd=REPO,
-    )  # fmt: skip
+    return run(*args, cache=tmp_path / "cache", env=env_extra, cwd=REPO, timeout=900)
 
 
 @needs_local

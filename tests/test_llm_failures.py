@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_runner import child_env
 from llm_fixtures import free_port
 from llm_servers.wire import Faults, WireServer
-from test_llm_e2e import env_with_cache, write_scenario
+from test_llm_e2e import write_scenario
 
 from mesa_dilemmas.llm.backends import status_error
 from mesa_dilemmas.llm.errors import CallFailed, ProviderRejected, TransientCallError
@@ -24,7 +25,7 @@ KEY = "sk-test-7f3a9c1e5b2d4f6a8c0e"
 def run(args: list[str], tmp_path: Path, *, key: bool = True, command: str = "run"):
     import subprocess
 
-    env = env_with_cache(tmp_path / "cache")
+    env = child_env(tmp_path / "cache")
     env.pop("OPENAI_API_KEY", None)
     if key:
         env["OPENAI_API_KEY"] = KEY
@@ -168,7 +169,7 @@ def test_two_processes_sharing_a_cache_pay_once_per_request(tmp_path):
 
     with WireServer(latency_s=0.2) as server:
         scenario = write_scenario(tmp_path, server.url, replications=1, steps=3)
-        env = env_with_cache(tmp_path / "cache")
+        env = child_env(tmp_path / "cache")
         procs = [
             subprocess.Popen(
                 [
