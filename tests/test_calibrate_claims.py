@@ -51,6 +51,7 @@ def test_a_claim_calibration_maximises_the_reports_own_z(tmp_path) -> None:
     table = pd.read_csv(out / "claims.csv")
     assert len(table) == 2 and {"z shock_stock", "verdict altruism_harsh"} <= set(table.columns)
     assert "Non-dominated points" in (out / "tradeoff.md").read_text()
+    assert (out / "claims.png").stat().st_size > 1000
     assert not (out / "work").exists() or not any((out / "work").iterdir())  # runs deleted
     # resuming to three trials evaluates one more point and repeats none
     assert main(["calibrate", "fishery/altruism", "--resume", str(out), "--trials", "3",

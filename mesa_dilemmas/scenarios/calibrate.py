@@ -47,8 +47,9 @@ A target can also be a claim of the reproduction report: its verdict's standardi
     beta_r = ["replications=8", "grid.growth_rate=[0.3,0.5,0.7]"]
 
 Each trial then runs those experiments in turn (each through ``--processes``); besides the
-files above, ``claims.csv`` holds every trial's z and verdict per claim and ``tradeoff.md``
-which claims hold where: the points that hold the most claims, and the non-dominated ones.
+files above, ``claims.csv`` holds every trial's z and verdict per claim, ``tradeoff.md``
+which claims hold where (the points that hold the most claims, and the non-dominated ones)
+and ``claims.png`` the same as a table of colours.
 """
 
 from __future__ import annotations
@@ -535,6 +536,37 @@ def _claim_tables(
     for title, part in (("Points holding the most claims", top), ("Non-dominated points", front)):
         lines += [f"## {title}", "", _markdown(part, params, claims), ""]
     (out_dir / "tradeoff.md").write_text("\n".join(lines))
+    shown = pd.concat([top, front]).drop_duplicates("trial").head(12)
+    _claims_figure(shown, claims, out_dir / "claims.png")
+
+
+def _claims_figure(part: pd.DataFrame, claims: list[str], path: Path) -> None:
+    """Which claims hold where: z per claim (columns) at the shown points (rows)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    z = part[[f"z {c}" for c in claims]].to_numpy(dtype=float)
+    rows = [
+        f"trial {int(t)}: {int(h)}/{len(claims)} hold"
+        for t, h in zip(part["trial"], part["holds"], strict=True)
+    ]
+    with plt.rc_context({"font.size": 8}):
+        fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.28 * len(rows)), layout="constrained")
+        image = ax.imshow(np.clip(z, -3, 3), cmap="RdBu", vmin=-3, vmax=3, aspect="auto")
+        for (i, j), v in np.ndenumerate(z):
+            dark = abs(v) > 2
+            ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7,
+                    color="white" if dark else "black")  # fmt: skip
+        ax.set_xticks(range(len(claims)), claims, rotation=20, ha="right", fontsize=7)
+        ax.set_yticks(range(len(rows)), rows, fontsize=7)
+        ax.set_xlabel("claim")
+        ax.set_ylabel("searched point")
+        ax.set_title("Each claim's z at the best and non-dominated points (> 0: the paper's way)")
+        fig.colorbar(image, ax=ax, label="z (colour clipped at ±3)")
+        fig.savefig(path, dpi=150)
+        plt.close(fig)
 
 
 def _markdown(part: pd.DataFrame, params: list[str], claims: list[str]) -> str:
