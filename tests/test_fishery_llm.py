@@ -11,12 +11,15 @@ import pytest
 
 from mesa_dilemmas.agents.decisions import InvalidAnswer
 from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery.language import persona_bank
 from mesa_dilemmas.dilemmas.fishery.model import NORMS, FisheryModel
 from mesa_dilemmas.llm.answers import parse_tags
 from mesa_dilemmas.llm.prompts import render
 
-LEAKS = ("catchab", "alpha", "0.04", "regrow", "logistic", "growth", "formula", "h =", "carrying")
+#: what an LLM villager must not be told: the catch and regrowth rules (catchability's value too)
+LEAKS = ("catchab", "alpha", str(params_model(FisheryModel).model_fields["catchability"].default),
+         "regrow", "logistic", "growth", "formula", "h =", "carrying")  # fmt: skip
 
 
 class Scripted(Policy):
@@ -94,7 +97,8 @@ def test_prompts_carry_every_observation_field_and_no_payoff_formula():
     assert sum("Nobody has fished yet" in t for t in prompts_of(scripts, "effort")) == 4
     for kind in ("effort", "punish", "norms"):
         for text in prompts_of(scripts, kind, first_day=(kind != "effort")):
-            assert "eat 1.0 units of fish per day" in text
+            need = params_model(FisheryModel).model_fields["consumption"].default
+            assert f"eat {need} units of fish per day" in text
             assert "Your personal strategy:" in text and "Shared community policy:" in text
             assert (
                 all(
