@@ -522,7 +522,8 @@ def _claim_tables(
     ]
     table["non-dominated"] = [not d for d in dominated]
     top = table.sort_values(["holds", "weakest z"], ascending=False).head(10)
-    front = table[table["non-dominated"]].sort_values("weakest z", ascending=False).head(10)
+    front = table[table["non-dominated"]].sort_values(["holds", "weakest z"], ascending=False)
+    front = front.head(10)
     lines = [
         f"# Trade-off between the claims ({len(table)} trials)",
         "",
