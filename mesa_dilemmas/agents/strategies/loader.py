@@ -408,7 +408,7 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
         module = ModuleType(path.stem)
     classes = _module_classes(module) if module.__dict__.get("__file__") else []
     published = bool(classes) and not issubclass(classes[0], Strategy)
-    from mesa_dilemmas.agents.strategies.published import PUBLISHED_GAMES
+    from mesa_dilemmas.agents.strategies.published import published_games
 
     meta = {
         "name": getattr(module, "NAME", path.stem),
@@ -417,7 +417,7 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
         "attitude": getattr(module, "ATTITUDE", None),
         "games": tuple(
             getattr(module, "GAMES", ())
-            or ((path.parent.name,) if published and path.parent.name in PUBLISHED_GAMES else ())
+            or ((path.parent.name,) if published and path.parent.name in published_games() else ())
         ),
     }
     entries = [_entry_from_class(cls, meta) for cls in classes]
@@ -446,9 +446,9 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
 
 def _load_folder(path: Path, problems: list[str] | None = None, tick: Any = None) -> StrategySet:
     """A folder of strategy files without a manifest, such as the authors' folder of one game
-    (``strategies/public_goods/<model>.py`` with ``<model>_descriptions.py``): one set, each
+    (``strategies/<game>/<model>.py`` with ``<model>_descriptions.py``): one set, each
     strategy named ``<file>/<class>`` with its file's stem as its source (the model)."""
-    from mesa_dilemmas.agents.strategies.published import PUBLISHED_GAMES
+    from mesa_dilemmas.agents.strategies.published import published_games
 
     entries: list[StrategyEntry] = []
     for file in strategy_files(path):
@@ -469,7 +469,7 @@ def _load_folder(path: Path, problems: list[str] | None = None, tick: Any = None
         name=path.name,
         entries=entries,
         source=next(iter(sources)) if len(sources) == 1 else None,
-        games=(path.name,) if path.name in PUBLISHED_GAMES else (),
+        games=(path.name,) if path.name in published_games() else (),
         description=f"the strategy files in {path}",
         path=path,
         problems=problems if problems is not None else [],
@@ -521,7 +521,7 @@ def game_folders(path: Path) -> dict[str, Path]:
 
 
 def split_ref(ref: str | Path) -> tuple[str | Path, list[str]]:
-    """``"PATH#public_goods#collective"`` -> ``("PATH", ["public_goods", "collective"])``."""
+    """``"PATH#<game>#collective"`` -> ``("PATH", ["<game>", "collective"])``."""
     if isinstance(ref, str) and "#" in ref:
         base, *selectors = ref.split("#")
         return base, [s for s in selectors if s]
@@ -588,8 +588,8 @@ def load_strategy_set(ref: str | Path) -> StrategySet:
 
     Code in the set's files runs only in a sandbox worker.  A set that yields
     no strategy at all is an error that says why.  Selectors after ``#`` pick a
-    game's folder (``strategies#public_goods``), a model's strategies in a folder
-    of several (``strategies/public_goods#mistral-7b``) and an attitude
+    game's folder (``strategies#<game>``), a model's strategies in a folder
+    of several (``strategies/<game>#mistral-7b``) and an attitude
     (``...#collective``), in any order.
     """
     base, selectors = split_ref(ref)

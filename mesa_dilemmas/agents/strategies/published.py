@@ -63,9 +63,17 @@ from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy, _see
 from mesa_dilemmas.agents.strategies.history import PlayerHistory as OurHistory
 
 SHIM = "emergent_llm"
-#: the authors' folders of strategy files, one per game (``strategies/<game>/<model>.py``); the
-#: names are ours too
-PUBLISHED_GAMES = ("public_goods", "collective_risk", "common_pool")
+
+
+def published_games() -> frozenset[str]:
+    """Folder names that declare a game: the authors keep one folder of strategy files per game
+    (``strategies/<game>/<model>.py``), named as the games are registered here (entry point
+    group ``mesa_dilemmas.games``; read by name, no game is imported)."""
+    from importlib.metadata import entry_points
+
+    return frozenset(ep.name for ep in entry_points(group="mesa_dilemmas.games"))
+
+
 #: errors a published strategy may make per match before the next one is raised
 MAX_ERRORS = 2
 

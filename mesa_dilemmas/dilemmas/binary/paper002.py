@@ -28,33 +28,9 @@ MODEL_NAMES = {
     "mistral-7b": "Mistral 7b",
 }
 
-#: Table 1: (MPD collective, MPD exploitative, Cohen's d) per model and game
-TABLE1: dict[str, dict[str, tuple[float, float, float]]] = {
-    "public_goods": {
-        "claude-haiku-4-5": (1.5, 0.2, 1.4),
-        "deepseek-r1-distill-llama-70b": (1.1, 1.6, 0.6),
-        "gemini-2.5-flash": (0.4, 0.5, 1.6),
-        "gpt-5-mini": (0.7, 0.5, 0.6),
-        "llama3.1-70b": (1.5, 1.3, 0.6),
-        "mistral-7b": (1.5, 1.5, 0.1),
-    },
-    "collective_risk": {
-        "claude-haiku-4-5": (1.5, 0.5, 1.6),
-        "deepseek-r1-distill-llama-70b": (0.9, 1.5, 0.8),
-        "gemini-2.5-flash": (0.9, 0.5, 1.0),
-        "gpt-5-mini": (1.1, 0.7, 0.4),
-        "llama3.1-70b": (1.3, 1.4, 0.7),
-        "mistral-7b": (1.4, 1.5, 0.1),
-    },
-    "common_pool": {
-        "claude-haiku-4-5": (1.5, 1.0, 0.6),
-        "deepseek-r1-distill-llama-70b": (1.3, 0.9, 0.4),
-        "gemini-2.5-flash": (0.8, 0.6, 0.5),
-        "gpt-5-mini": (0.7, 0.7, 0.4),
-        "llama3.1-70b": (1.5, 1.5, 0.2),
-        "mistral-7b": (1.5, 1.5, 0.1),
-    },
-}
+#: Table 1: (MPD collective, MPD exploitative, Cohen's d) per model, for each game; each game's
+#: ``claims.py`` adds its own rows (this family library names no game)
+TABLE1: dict[str, dict[str, tuple[float, float, float]]] = {}
 
 #: Figure 1: variance explained by the first two principal components (all six models)
 PCA_EXPLAINED = (0.655, 0.090)
@@ -82,32 +58,8 @@ class EvolutionResult:
         return ", ".join(f"{g} {c}/100" for g, c in top) + f"; efficiency {self.efficiency:.0%}"
 
 
-#: Table 2 per game and group size
-TABLE2: dict[str, dict[int, EvolutionResult]] = {
-    "public_goods": {
-        4: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.20),
-        64: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.12),
-    },
-    "collective_risk": {
-        4: EvolutionResult(
-            {"claude-haiku-4-5/exploitative": 50, "gpt-5-mini/exploitative": 50}, 0.52
-        ),
-        64: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.20),
-    },
-    "common_pool": {
-        4: EvolutionResult(
-            {
-                "gemini-2.5-flash/collective": 91,
-                "gpt-5-mini/collective": 8,
-                "deepseek-r1-distill-llama-70b/collective": 1,
-            },
-            0.73,
-        ),
-        64: EvolutionResult(
-            {"claude-haiku-4-5/exploitative": 98, "gemini-2.5-flash/exploitative": 2}, 0.05
-        ),
-    },
-}
+#: Table 2 per game and group size (each game's ``claims.py`` adds its own)
+TABLE2: dict[str, dict[int, EvolutionResult]] = {}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,12 @@ from mesa_dilemmas.analysis.verdicts import (
 )
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 from mesa_dilemmas.dilemmas.binary.judges import self_play_experiment
-from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
+from mesa_dilemmas.dilemmas.binary.paper002 import (
+    TABLE1,
+    TABLE2,
+    EvolutionResult,
+    PublishedSelfPlay,
+)
 
 EXPERIMENTS = [self_play_experiment("cr_self_play", "collective_risk")]
 
@@ -74,3 +79,19 @@ PUBLISHED = PublishedSelfPlay(
         "gpt-5-mini": "very poor welfare at n = 16, 64, 256 (rota-based strategies)",
     },
 )
+
+
+#: paper 002's Table 1 for this game: (MPD collective, MPD exploitative, Cohen's d) per model
+TABLE1["collective_risk"] = {
+    "claude-haiku-4-5": (1.5, 0.5, 1.6),
+    "deepseek-r1-distill-llama-70b": (0.9, 1.5, 0.8),
+    "gemini-2.5-flash": (0.9, 0.5, 1.0),
+    "gpt-5-mini": (1.1, 0.7, 0.4),
+    "llama3.1-70b": (1.3, 1.4, 0.7),
+    "mistral-7b": (1.4, 1.5, 0.1),
+}
+#: paper 002's Table 2 for this game: winning genes and efficiency per group size
+TABLE2["collective_risk"] = {
+    4: EvolutionResult({"claude-haiku-4-5/exploitative": 50, "gpt-5-mini/exploitative": 50}, 0.52),
+    64: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.20),
+}

@@ -22,7 +22,12 @@ from mesa_dilemmas.dilemmas.binary.judges import (
     self_play_experiment,
     wins_by_attitude,
 )
-from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
+from mesa_dilemmas.dilemmas.binary.paper002 import (
+    TABLE1,
+    TABLE2,
+    EvolutionResult,
+    PublishedSelfPlay,
+)
 
 EXPERIMENTS = [
     self_play_experiment("cp_self_play", "common_pool"),
@@ -133,3 +138,28 @@ PUBLISHED = PublishedSelfPlay(
         "collective majority",
     },
 )
+
+
+#: paper 002's Table 1 for this game: (MPD collective, MPD exploitative, Cohen's d) per model
+TABLE1["common_pool"] = {
+    "claude-haiku-4-5": (1.5, 1.0, 0.6),
+    "deepseek-r1-distill-llama-70b": (1.3, 0.9, 0.4),
+    "gemini-2.5-flash": (0.8, 0.6, 0.5),
+    "gpt-5-mini": (0.7, 0.7, 0.4),
+    "llama3.1-70b": (1.5, 1.5, 0.2),
+    "mistral-7b": (1.5, 1.5, 0.1),
+}
+#: paper 002's Table 2 for this game: winning genes and efficiency per group size
+TABLE2["common_pool"] = {
+    4: EvolutionResult(
+        {
+            "gemini-2.5-flash/collective": 91,
+            "gpt-5-mini/collective": 8,
+            "deepseek-r1-distill-llama-70b/collective": 1,
+        },
+        0.73,
+    ),
+    64: EvolutionResult(
+        {"claude-haiku-4-5/exploitative": 98, "gemini-2.5-flash/exploitative": 2}, 0.05
+    ),
+}

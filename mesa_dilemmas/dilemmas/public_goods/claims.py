@@ -20,7 +20,12 @@ from mesa_dilemmas.dilemmas.binary.judges import (
     self_play_experiment,
     wins_by_attitude,
 )
-from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
+from mesa_dilemmas.dilemmas.binary.paper002 import (
+    TABLE1,
+    TABLE2,
+    EvolutionResult,
+    PublishedSelfPlay,
+)
 
 EXPERIMENTS = [
     self_play_experiment("pg_self_play", "public_goods"),
@@ -106,3 +111,19 @@ PUBLISHED = PublishedSelfPlay(
         "mistral-7b": "flat: the attitude makes no difference",
     },
 )
+
+
+#: paper 002's Table 1 for this game: (MPD collective, MPD exploitative, Cohen's d) per model
+TABLE1["public_goods"] = {
+    "claude-haiku-4-5": (1.5, 0.2, 1.4),
+    "deepseek-r1-distill-llama-70b": (1.1, 1.6, 0.6),
+    "gemini-2.5-flash": (0.4, 0.5, 1.6),
+    "gpt-5-mini": (0.7, 0.5, 0.6),
+    "llama3.1-70b": (1.5, 1.3, 0.6),
+    "mistral-7b": (1.5, 1.5, 0.1),
+}
+#: paper 002's Table 2 for this game: winning genes and efficiency per group size
+TABLE2["public_goods"] = {
+    4: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.20),
+    64: EvolutionResult({"claude-haiku-4-5/exploitative": 100}, 0.12),
+}

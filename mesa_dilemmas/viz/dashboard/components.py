@@ -156,8 +156,8 @@ def latest_caption(spec: Any, unit: str = "round") -> str:
 
 def chart_filename(page_model: Any, key: str, side: str = "") -> str:
     """The name a chart downloads under: the game, the seed and the chart
-    (``fishery_seed42_stock``; on the compare page ``compare_fishery_seed42_stock``, with the
-    setting for an agent view: ``..._fishery-lake_settingB``)."""
+    (``lake_seed42_stock`` for a game ``lake``; on the compare page
+    ``compare_lake_seed42_stock``, with the setting for an agent view: ``..._lake-ring_settingB``)."""
     seed = getattr(page_model, "seed", None)
     seed_part = f"seed{seed}" if seed is not None else ""
     if isinstance(page_model, DashboardModel):

@@ -252,7 +252,7 @@ def with_token(spec: dict, token: str, filename: str = "") -> dict:
 
 
 def download_name(*parts: object) -> str:
-    """A file name (without extension) from its parts: ``fishery_seed42_stock``; characters a
+    """A file name (without extension) from its parts: ``lake_seed42_stock``; characters a
     file name should not hold become ``-``."""
     import re
 
