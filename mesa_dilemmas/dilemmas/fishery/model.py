@@ -175,7 +175,7 @@ class FisheryModel(DilemmaModel):
                 le=1.0,
                 description="alpha: the share of the stock one unit of effort catches (h = alpha e R)",
             ),
-        ] = 0.034,
+        ] = 0.0342,
         consumption: Annotated[
             NonNegative,
             Field(
@@ -185,14 +185,14 @@ class FisheryModel(DilemmaModel):
         initial_wealth: Annotated[
             NonNegative,
             Field(description="P0: each villager's wealth at the start; below 0 it starves"),
-        ] = 46.0,
+        ] = 45.7,
         collapse_threshold: Annotated[
             NonNegative,
             Field(
                 description="R_min: the lake has collapsed when its stock falls to this many fish",
                 json_schema_extra={"unit": "fish"},
             ),
-        ] = 50.0,
+        ] = 50.2,
         penalty: Annotated[
             NonNegative, Field(description="beta: the fine a punished villager pays")
         ] = 10.0,
@@ -230,7 +230,7 @@ class FisheryModel(DilemmaModel):
         monitoring_min: Annotated[
             Fraction,
             Field(description="lowest probability m that a rule villager inspects its drawn peer"),
-        ] = 0.35,
+        ] = 0.347,
         monitoring_max: Annotated[
             Fraction,
             Field(description="highest probability m that a rule villager inspects its drawn peer"),
@@ -260,7 +260,7 @@ class FisheryModel(DilemmaModel):
         revision_rate: Annotated[
             Fraction,
             Field(description="probability that a villager considers imitating a peer each round"),
-        ] = 0.46,
+        ] = 0.456,
         respect_personal_cap: Annotated[
             bool,
             Field(
@@ -478,7 +478,7 @@ class FisheryModel(DilemmaModel):
 
     @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:
-        defaults = {"n_agents": 10, "llm_agents": 0, "monitoring_min": 0.35, "monitoring_max": 1.0}
+        defaults = {"n_agents": 10, "llm_agents": 0, "monitoring_min": 0.347, "monitoring_max": 1.0}
         p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}
         if p["llm_agents"] > p["n_agents"]:
             raise ValueError(f"llm_agents: {p['llm_agents']} exceeds n_agents={p['n_agents']}")
