@@ -868,7 +868,7 @@ def register(sub: object) -> None:
     size.add_argument(
         "--full",
         action="store_true",
-        help="every experiment at its bundled size (about 1.5 h on 2 busy cores; --resume continues a killed one)",
+        help="every experiment at its bundled size (about an hour on 2 cores, most of it paper 002; --resume continues a killed one)",
     )
     size.add_argument(
         "--tiny", action="store_true", help="a structural smoke run (seconds; numbers mean nothing)"

@@ -27,6 +27,7 @@ from mesa_dilemmas.analysis.verdicts import (
     read_steps,
     welch_z,
 )
+from mesa_dilemmas.dilemmas.fishery.calibration_section import calibration_section
 
 #: the paper these claims come from, titled for the reproduction report
 PAPERS = {"003": "Gupta et al. — social learning and collective norm formation"}
@@ -305,6 +306,8 @@ CLAIMS = [
 #: the calibration of paper 003's open parameters against these claims (``mesa-dilemmas
 #: calibrate``); the report checks every claim at the +-25% neighbours of the defaults
 CALIBRATION_TARGETS = Path(__file__).with_name("calibration_targets.toml")
+#: the report's extra section: the calibration study that chose the defaults
+SECTIONS = [calibration_section]
 
 #: paper 003's claims about LLM villagers: listed by the report as not run here, with the cost
 #: of one run of their scenario on gpt-4o (a model of the paper)
