@@ -13,7 +13,9 @@ import pytest
 
 from mesa_dilemmas.analysis.verdicts import paired_z, welch_z
 from mesa_dilemmas.cli import main
+from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery import claims as fishery_claims
+from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.claim_points import registered, select
 from mesa_dilemmas.scenarios.robustness import Robustness, lines, neighbourhood
 from mesa_dilemmas.scenarios.runner import run_scenario
@@ -32,7 +34,9 @@ def test_a_claim_calibration_maximises_the_reports_own_z(tmp_path) -> None:
     args = ["calibrate", "fishery/altruism", "--targets", str(targets), "--no-progress"]
     assert main([*args, "--trials", "2", "--out", str(out)]) == 0
     rows = [json.loads(x) for x in (out / "evaluations.jsonl").read_text().splitlines()]
-    assert rows[0]["params"] == {"catchability": 0.04, "consumption": 1.0}  # the defaults
+    fields = params_model(FisheryModel).model_fields
+    defaults = {k: fields[k].default for k in ("catchability", "consumption")}
+    assert rows[0]["params"] == defaults  # trial 0: the scenario's own point
     # trial 0's z are what the claims' judges say of the same experiments run directly
     by_key = {c.key: c for c in fishery_claims.CLAIMS}
     experiments = {e.key: e for e in fishery_claims.EXPERIMENTS}
