@@ -253,7 +253,7 @@ CLAIMS = [
     Claim(
         "003",
         "Fig. 2",
-        "The same, read as effort compliance (efforts at or below the one that meets the cap at the current stock; ours, next to the harvest-based reading)",
+        "The same, read as effort compliance (the share of efforts at or below the one that would catch the cap in a full lake; ours, next to the harvest-based reading)",
         "shock",
         judge_shock_effort_compliance,
         finding="shock",
