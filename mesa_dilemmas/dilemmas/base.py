@@ -93,13 +93,17 @@ class DilemmaModel(mesa.Model):
         rules: Mapping[str, Callable[..., Policy]],
         persona_of: Callable[[int, Group | None], Persona] | None = None,
         agent_of: Callable[[int, Policy, Persona], DilemmaAgent] | None = None,
+        policy_of: Callable[[int, Group | None, Persona], Policy | None] | None = None,
     ) -> list[DilemmaAgent]:
         """Seat ``n`` players, seat by seat: the population says which group sits where
         (``self.population``), ``persona_of(seat, group)`` gives the seat's persona (default:
         the group's persona fields over a plain one), the group's policy is built for it (a rule
         player from ``rules``, a language model, a strategy), and ``agent_of(seat, policy,
-        persona)`` makes the agent (default: a :class:`DilemmaAgent`). Each agent knows its
-        ``slot``; every random draw happens in seat order, so a seed seats the same players."""
+        persona)`` makes the agent (default: a :class:`DilemmaAgent`). A game whose seats hold
+        something the population does not build (a strategy, say) passes ``policy_of(seat,
+        group, persona)``, which returns the seat's policy or None to let the population build
+        it. Each agent knows its ``slot``; every random draw happens in seat order, so a seed
+        seats the same players."""
         seated: list[DilemmaAgent] = []
         for seat, group in enumerate(self.population.assign(n, self.rng)):
             persona = (
@@ -107,9 +111,11 @@ class DilemmaModel(mesa.Model):
                 if persona_of is None
                 else persona_of(seat, group)
             )
-            policy = self.population.build(
-                group, model=self, seat=seat, persona=persona, rules=rules
-            )
+            policy = policy_of(seat, group, persona) if policy_of is not None else None
+            if policy is None:
+                policy = self.population.build(
+                    group, model=self, seat=seat, persona=persona, rules=rules
+                )
             agent = (
                 DilemmaAgent(self, policy, persona)
                 if agent_of is None

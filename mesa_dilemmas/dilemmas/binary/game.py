@@ -47,7 +47,7 @@ from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.agents.population import Population, population_table
+from mesa_dilemmas.agents.population import Group, Population, population_table
 from mesa_dilemmas.agents.strategies.base import GameDescription
 from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
@@ -211,31 +211,35 @@ class BinaryDilemmaModel(DilemmaModel):
         #: entropy of this match's strategy generators (seat i: SeedSequence(e, spawn_key=(i,)))
         self.strategy_entropy = int(self.rng.integers(2**63))
         self.population = population_table(players)
+        self.views: list[PlayerHistory] = []
         if policies is None:
-            seats = self.population.assign(n, self.rng)
-            if not strategies and None in seats:
-                raise ValueError("strategies: give at least one strategy spec (or pass policies)")
             entries = [resolve_strategy(s) for s in strategies]
-            policies = [
-                self._strategy_policy(entries[i % len(entries)], rules)
-                if group is None
-                else self._strategy_policy(resolve_strategy(group.value), rules)
-                if group.kind == "strategy"
-                else self.population.build(group, model=self, seat=i, persona=Persona(), rules={})
-                for i, group in enumerate(seats)
-            ]
+
+            def strategy_of(seat: int, group: Group | None, persona: Persona) -> Policy | None:
+                if group is None:  # the scenario's strategies, in turn over the seats
+                    if not entries:
+                        raise ValueError(
+                            "strategies: give at least one strategy spec (or pass policies)"
+                        )
+                    return self._strategy_policy(entries[seat % len(entries)], rules)
+                if group.kind == "strategy":
+                    return self._strategy_policy(resolve_strategy(group.value), rules)
+                return None  # a language model or a factory's policy: the population builds it
+
+            self.players: list[DilemmaAgent] = self.seat_players(n, rules={}, policy_of=strategy_of)
         elif not self.population.is_empty():
             raise ValueError("players: give either a population or policies, not both")
         elif len(policies) != n:
             raise ValueError(f"policies: need one per player ({n}), got {len(policies)}")
-        self.players: list[DilemmaAgent] = []
-        self.views: list[PlayerHistory] = []
-        for i, policy in enumerate(policies):
-            agent = DilemmaAgent(self, policy)
-            agent.slot = i
-            self.players.append(agent)
+        else:
+            self.players = []
+            for i, policy in enumerate(policies):
+                agent = DilemmaAgent(self, policy)
+                agent.slot = i
+                self.players.append(agent)
+        for i, agent in enumerate(self.players):
             self.views.append(PlayerHistory(self.store, 0, i))
-            start = getattr(policy, "start_match", None)
+            start = getattr(agent.policy, "start_match", None)
             if start is not None:
                 start(self.description, (self.strategy_entropy, (i,)))
         self._observations = [BinaryObservation(self.description, v) for v in self.views]
