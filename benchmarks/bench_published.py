@@ -1,24 +1,34 @@
 """Published-format strategy files: identity with, and speed against, the authors' engine.
 
+``python benchmarks/bench_published.py [time] [--strategies PATH ...] [--authors SRC]``
+    CPU time (process CPU, not wall) of self-play on published-format files at n = 4, 16, 64,
+    interleaved A B A B: (1) our default engine, sandboxed (this process + the worker);
+    (2) our engine in process; (3) the floor: the strategy code alone -- each strategy's
+    ``__call__`` on prepared history objects (those of a game played beforehand), as many
+    calls in the same order, no engine around it; (4) the authors' engine when ``--authors``
+    gives a checkout of ``willis-richard/emergent_llm`` (or its ``src``) whose call format
+    matches the files'.  Prints the ratios ours/floor and ours/authors per n, the load
+    average at start and end and the files.  Default input: our fixture files in
+    ``tests/strategy_corpus/published_format/``; ``--strategies`` takes the authors' files
+    or folders.  ``--matches`` (per 16 players), ``--rounds``, ``--repeats`` set the size.
 ``python benchmarks/bench_published.py identity --authors SRC FILE [FILE ...]``
     plays random lineups of each file's strategies in our engine and in the authors'
     (``SRC`` = the ``src`` directory of a checkout of ``willis-richard/emergent_llm`` at
     the commit whose format the files use), and prints the largest payoff difference.
-``python benchmarks/bench_published.py time [--authors SRC] FILE [FILE ...]``
-    CPU time of our engine, of the floor (the strategy code alone, called on
-    precomputed history objects), and of the authors' engine when ``SRC`` is given.
 
 The authors' engine runs in a subprocess with ``SRC`` on its path; nothing of it is
-imported into this process.  The files' strategies run unconfined here (in-process):
-run this only on files you trust to run (ours, or the authors' published ones).
+imported into this process.  The files' strategies run unconfined here (in-process and
+floor): run this only on files you trust to run (ours, or the authors' published ones).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -149,71 +159,293 @@ def _play_batch_classes(game, rows, seed, per_match=False):
     return out
 
 
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "strategy_corpus" / "published_format"
+DEFAULT_FILES = (
+    "current_public_goods",
+    "current_common_pool",
+    "paper_public_goods",
+    "paper_common_pool",
+)
+
+
 def _mentions_random(text: str, name: str) -> bool:
     start = text.index(f"class {name}(")
     nxt = text.find("\nclass ", start + 1)
     return "random" in text[start : nxt if nxt >= 0 else None]
 
 
+def strategy_files(paths: list[Path]) -> list[Path]:
+    """The ``.py`` strategy files in ``paths`` (files, or folders searched recursively)."""
+    out = []
+    for path in paths:
+        found = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        out += [f for f in found if not f.stem.endswith("_descriptions")]
+    return out
+
+
+def authors_src(path: str | None) -> tuple[str | None, str | None]:
+    """The ``src`` folder of the authors' checkout and its call format (paper or current)."""
+    if not path:
+        return None, None
+    src = Path(path)
+    if (src / "src" / "emergent_llm").is_dir():
+        src = src / "src"
+    history = src / "emergent_llm" / "common" / "history.py"
+    if not history.is_file():
+        raise SystemExit(f"--authors {path}: no emergent_llm/common/history.py under it")
+    fmt = "current" if "opponent_cooperators" in history.read_text() else "paper"
+    return str(src), fmt
+
+
+def file_format(module) -> str:
+    from mesa_dilemmas.agents.strategies.published import call_format, published_classes
+
+    formats = {call_format(c) for c in published_classes(module)}
+    return formats.pop() if len(formats) == 1 else "mixed"
+
+
+def prepared_histories(result, game, module, lineups, fmt: str):
+    """Per match and round, the arguments of every seat's ``__call__`` as the authors' engine
+    passes them (built from a game our engine played; built before any clock starts)."""
+    from mesa_dilemmas.agents.strategies import published as pub
+
+    store = result.store
+    stock = game.HAS_STOCK
+    capacity = getattr(game, "capacity", None)
+    B, n, R = store.actions.shape
+    empty = (pub._EMPTY_B, pub._EMPTY_F, pub._EMPTY_I)
+    mask = ~np.eye(n, dtype=bool)
+    calls = []  # (match, round) -> list of argument tuples, seat by seat
+    for b in range(B):
+        acts, pays = store.actions[b], store.payoffs[b]  # (n, R)
+        per_round = []
+        for t in range(R):
+            level = capacity if t == 0 else np.float64(store.stock[b, t]) if stock else None
+            args = []
+            for i in range(n):
+                if fmt == "paper":
+                    past = None
+                    if t:
+                        past = pub.PlayerHistory(
+                            pub._ro(acts[i, :t].copy()),
+                            pub._ro(pays[i, :t].copy()),
+                            pub._ro(acts[mask[i], :t].T.copy()),
+                            pub._ro(pays[mask[i], :t].T.copy()),
+                        )
+                    state = pub.CommonPoolState(t, level) if stock else pub.GameState(t)
+                    args.append((state, past))
+                else:
+                    if t:
+                        opp = acts[:, :t].sum(0, dtype=np.int_) - acts[i, :t]
+                        past = pub.PlayerHistory(
+                            pub._ro(acts[i, :t].copy()), pub._ro(pays[i, :t].copy()), pub._ro(opp)
+                        )
+                    else:
+                        past = pub.PlayerHistory(*empty)
+                    args.append((past, level) if stock else (past,))
+            per_round.append(args)
+        calls.append(per_round)
+    desc = pub.describe_game(game.description())
+    players = [[getattr(module, name)(desc) for name in lineup] for lineup in lineups]
+    return players, calls
+
+
+def floor_cpu(players, calls) -> float:
+    """The strategy code alone: every seat's ``__call__``, round by round, on prepared histories."""
+    was = gc.isenabled()
+    gc.disable()
+    t0 = time.process_time()
+    for seats, rounds in zip(players, calls, strict=True):
+        for args_t in rounds:
+            for player, args in zip(seats, args_t, strict=True):
+                try:  # noqa: SIM105 (suppress() costs more per call)
+                    player(*args)
+                except Exception:  # both engines catch a strategy's error and play on
+                    pass
+    cpu = time.process_time() - t0
+    if was:
+        gc.enable()
+    return cpu
+
+
+def _cpu_sandboxed(game, lineups, entropies) -> float:
+    from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+
+    box = default_sandbox()
+    w0, t0 = box.worker_cpu(), time.process_time()
+    play_batch(game, lineups, entropies)
+    return time.process_time() - t0 + box.worker_cpu() - w0
+
+
+def _cpu_in_process(game, lineups, entropies) -> float:
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+
+    t0 = time.process_time()
+    play_batch(game, lineups, entropies)
+    return time.process_time() - t0
+
+
+def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
+    from mesa_dilemmas.agents.strategies import StrategyEntry, load_strategy_set, published
+    from mesa_dilemmas.agents.strategies.loader import _import_path
+    from mesa_dilemmas.dilemmas.binary.game import play_batch
+    from mesa_dilemmas.dilemmas.binary.rules import make_game
+
+    published.install_shims()
+    game_name = game_of(file)
+    module = _import_path(file.resolve())
+    fmt = file_format(module)
+    classes = published.published_classes(module)
+    if args.classes and len(classes) > args.classes:  # adapting a class parses its whole file
+        pick = np.random.default_rng(0).choice(len(classes), args.classes, replace=False)
+        classes = [classes[j] for j in sorted(pick)]
+    names = [c.__name__ for c in classes]
+    print(f"{file.name}: {len(names)} classes played", flush=True)
+    trusted = {c.__name__: StrategyEntry(name=c.__name__, cls=published.adapt(c)) for c in classes}
+    untrusted = {e.name.split("/")[-1]: e for e in load_strategy_set(file.resolve())}
+    src = engines.get(fmt)
+    with_authors = src is not None
+    rows = []
+    for n in args.n:
+        game = make_game(game_name, n, args.rounds)
+        rng = np.random.default_rng(n)
+        matches = max(1, args.matches * 16 // n)
+        lineups = [[names[j] for j in rng.integers(0, len(names), n)] for _ in range(matches)]
+        entropies = rng.integers(0, 2**63, size=matches)
+        inproc = [[trusted[nm] for nm in row] for row in lineups]
+        sandboxed = [[untrusted[nm] for nm in row] for row in lineups]
+        played = play_batch(game, inproc, entropies, keep_history=True)
+        # the worker started, the file loaded and every class used once (adapting a class
+        # reads its source: outside the clock, as the file's import is for the authors)
+        warm = [
+            [untrusted[names[(j + k) % len(names)]] for k in range(n)]
+            for j in range(0, len(names), n)
+        ]
+        play_batch(game, warm, np.arange(len(warm)))
+        times: dict[str, list[float]] = {
+            "sandbox": [],
+            "in_process": [],
+            "floor": [],
+            "authors": [],
+        }
+        for _ in range(args.repeats):  # A B A B: a busy moment hits all alike
+            times["sandbox"].append(_cpu_sandboxed(game, sandboxed, entropies))
+            times["in_process"].append(_cpu_in_process(game, inproc, entropies))
+            players, calls = prepared_histories(played, game, module, lineups, fmt)
+            times["floor"].append(floor_cpu(players, calls))
+            del players, calls
+            if with_authors:
+                params = game.params()
+                _, cpu = authors_totals(
+                    src, file.resolve(), game_name, n, args.rounds, params, lineups
+                )
+                times["authors"].append(cpu)
+        best = {k: min(v) if v else float("nan") for k, v in times.items()}
+        row = {"file": file.name, "format": fmt, "n": n, "matches": matches, **best}
+        rows.append(row)
+        _print_row(row)
+    return rows
+
+
+def _print_row(r: dict) -> None:
+    sb, ip, fl, au = r["sandbox"], r["in_process"], r["floor"], r["authors"]
+    print(
+        f"| {r['file']} | {r['format']} | {r['n']} | {r['matches']} | {sb:.3f} | {ip:.3f} | "
+        f"{fl:.3f} | {_fmt(au, '.3f')} | {sb / fl:.2f} | {ip / fl:.2f} | "
+        f"{_fmt(au / sb, '.2f')} | {_fmt(au / ip, '.2f')} |",
+        flush=True,
+    )
+
+
+def _fmt(x: float, spec: str) -> str:
+    return "—" if x != x else format(x, spec)
+
+
+def time_mode(args) -> None:
+    files = strategy_files(args.strategies or [FIXTURES / f"{s}.py" for s in DEFAULT_FILES])
+    engines = dict(authors_src(a)[::-1] for a in args.authors or [])
+    load0 = os.getloadavg()
+    print(f"load average at start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    print("files: " + ", ".join(str(f) for f in files))
+    for fmt, src in engines.items():
+        print(f"authors' engine for {fmt}-format files: {src}")
+    print(
+        f"rounds={args.rounds}, {args.matches} matches per 16 players, best of {args.repeats} "
+        "interleaved repeats; CPU seconds (sandbox: this process + its worker)"
+    )
+    print(
+        "| file | format | n | matches | sandbox s | in-process s | floor s | authors s | "
+        "sandbox/floor | in-process/floor | authors/sandbox | authors/in-process |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for file in files:
+        time_file(file, args, engines)
+    load1 = os.getloadavg()
+    print(f"load average at end: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    print("authors/ours > 1: ours is faster; ours/floor: the engine's cost over the strategy code")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=["identity", "time"])
-    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("mode", nargs="?", choices=["identity", "time"], default="time")
+    ap.add_argument("files", nargs="*", type=Path, help="identity: the files to compare")
     ap.add_argument(
-        "--authors", help="src directory of the authors' repository at the files' commit"
+        "--strategies",
+        type=Path,
+        action="append",
+        help="time: published-format files or folders (default: our fixtures)",
+    )
+    ap.add_argument(
+        "--authors",
+        action="append",
+        help="checkout (or its src) of the authors' repository; repeat it for a checkout per "
+        "format (paper era, 896462c; current, HEAD): each file plays on the one of its format",
     )
     ap.add_argument("--n", type=int, nargs="+", default=[4, 16, 64])
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--matches", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--matches", type=int, default=64, help="matches per 16 players")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--classes",
+        type=int,
+        default=64,
+        help="time: at most this many classes per file, drawn with a fixed seed (0: all)",
+    )
     ap.add_argument(
         "--deterministic-only",
         action="store_true",
-        help="only classes whose source never mentions random (others draw different numbers)",
+        help="identity: only classes whose source never mentions random (others draw differently)",
     )
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
+    if args.mode == "time":
+        time_mode(args)
+        return
+    src, _ = authors_src(args.authors[0] if args.authors else None)
+    if src is None or not args.files:
+        ap.error("identity needs --authors SRC and at least one FILE")
     for file in args.files:
         game = game_of(file)
         text = file.read_text()
-        import re
-
         names = re.findall(r"^class (Strategy_\w+)\(", text, re.M)
         if args.deterministic_only:
             names = [nm for nm in names if not _mentions_random(text, nm)]
         for n in args.n:
             rng = np.random.default_rng(n)
-            matches = max(1, args.matches * 16 // n) if args.mode == "time" else args.matches
-            lineups = [[names[j] for j in rng.integers(0, len(names), n)] for _ in range(matches)]
-            if args.mode == "identity":
-                mine, _, params = ours(file, game, n, args.rounds, lineups, per_match=True)
-                theirs, _ = authors_totals(
-                    args.authors, file.resolve(), game, n, args.rounds, params, lineups
-                )
-                both = ~np.isnan(mine).any(1) & ~np.isnan(theirs).any(1)
-                stopped = np.isnan(mine).any(1) != np.isnan(theirs).any(1)
-                diff = np.abs(mine[both] - theirs[both]).max() if both.any() else float("nan")
-                print(
-                    f"{file.name} n={n} strategies={len(names)} matches={matches}: "
-                    f"max |payoff difference| = {diff:.3g}; stopped in both {int((~both).sum() - stopped.sum())}, "
-                    f"in one only {int(stopped.sum())}",
-                    flush=True,
-                )
-            else:
-                row = []
-                for _ in range(args.repeats):  # A B A B
-                    _, cpu, params = ours(file, game, n, args.rounds, lineups)
-                    row.append(("ours", cpu))
-                    if args.authors:
-                        _, cpu_a = authors_totals(
-                            args.authors, file.resolve(), game, n, args.rounds, params, lineups
-                        )
-                        row.append(("authors", cpu_a))
-                load = os.getloadavg()[0]
-                print(
-                    f"{file.name} n={n} matches={matches} load={load:.1f}: "
-                    + " ".join(f"{k}={v:.3f}s" for k, v in row),
-                    flush=True,
-                )
+            lineups = [
+                [names[j] for j in rng.integers(0, len(names), n)] for _ in range(args.matches)
+            ]
+            mine, _, params = ours(file, game, n, args.rounds, lineups, per_match=True)
+            theirs, _ = authors_totals(src, file.resolve(), game, n, args.rounds, params, lineups)
+            both = ~np.isnan(mine).any(1) & ~np.isnan(theirs).any(1)
+            stopped = np.isnan(mine).any(1) != np.isnan(theirs).any(1)
+            diff = np.abs(mine[both] - theirs[both]).max() if both.any() else float("nan")
+            print(
+                f"{file.name} n={n} strategies={len(names)} matches={args.matches}: "
+                f"max |payoff difference| = {diff:.3g}; stopped in both "
+                f"{int((~both).sum() - stopped.sum())}, in one only {int(stopped.sum())}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
