@@ -164,3 +164,23 @@ def test_a_set_whose_strategies_all_fail_stops_the_run(tmp_path: Path) -> None:
         SelfPlayExperiment().run(
             sc, opts, RunContext(out_dir=tmp_path, processes=1, progress=False)
         )
+
+
+def test_which_classes_use_random_is_read_from_the_file_parsed_once():
+    """The class sources cut from one parse of the file say what ``inspect.getsource`` says
+    (whether the class mentions ``random``), without parsing the file once per class."""
+    import inspect
+
+    from mesa_dilemmas.agents.strategies import published
+    from mesa_dilemmas.agents.strategies.loader import _import_path
+
+    checked = 0
+    for path in sorted(FIX.glob("*.py")):
+        if path.stem.endswith("_descriptions"):
+            continue
+        published._class_sources.cache_clear()
+        for cls in published.published_classes(_import_path(path)):
+            assert published._uses_random(cls) == ("random" in inspect.getsource(cls)), cls
+            checked += 1
+        assert published._class_sources.cache_info().misses == 1  # one parse per file
+    assert checked >= 10
