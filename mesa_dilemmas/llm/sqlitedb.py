@@ -12,10 +12,29 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+
+def _use_wal(conn: sqlite3.Connection, wait_s: float = 60.0) -> None:
+    """Put the file in WAL mode (once per file: the mode persists).  Several processes opening a
+    new file at once can get "database is locked" from the switch itself, which SQLite does not
+    always retry through the busy timeout: try again until ``wait_s`` has passed."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class SQLiteFile:
@@ -35,7 +54,7 @@ class SQLiteFile:
                 self.path, timeout=60.0, isolation_level=None, check_same_thread=False
             )
             conn.execute("PRAGMA busy_timeout = 60000")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(self.schema)
             self._conn, self._pid = conn, os.getpid()
