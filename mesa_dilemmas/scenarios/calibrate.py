@@ -70,6 +70,7 @@ from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.scenarios.claim_points import ClaimSet, evaluate_claims, registered, select
 from mesa_dilemmas.scenarios.config import ConfigError, Scenario, did_you_mean
 from mesa_dilemmas.scenarios.sensitivity import (
+    add_run_options,
     evaluate_points,
     execution_for,
     load_for_command,
@@ -628,19 +629,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--targets", type=Path, help="a TOML file of [[target]] tables")
     p.add_argument("--trials", type=int, default=0, help="trials to complete (default 50)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=LOW:HIGH")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a scenario field (replications=8, max_steps=50, ...)",
-    )
-    p.add_argument("--processes", type=int, default=1)
-    p.add_argument("--backend", choices=("local", "ray"), default=None)
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--out", type=Path, default=None)
-    group.add_argument("--resume", type=Path, default=None, metavar="DIR")
-    p.add_argument("--no-progress", action="store_true")
+    add_run_options(p)
     p.set_defaults(func=cmd_calibrate)
 
 

@@ -482,6 +482,13 @@ def register(subparsers: Any) -> None:
         help="Sobol: N (N (D+2) points, a power of 2); Morris: trajectories",
     )
     p.add_argument("--metric", required=False, help="the run metric to explain")
+    add_run_options(p)
+    p.set_defaults(func=cmd_sensitivity)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options ``sensitivity`` and ``calibrate`` share: --set, where the points run, where
+    the study is written (or resumed) and the progress bar."""
     p.add_argument(
         "--set",
         action="append",
@@ -491,10 +498,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--backend", choices=("local", "ray"), default=None)
-    p.add_argument("--out", type=Path, default=None)
-    p.add_argument("--resume", type=Path, default=None, metavar="DIR")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--out", type=Path, default=None)
+    where.add_argument("--resume", type=Path, default=None, metavar="DIR")
     p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(func=cmd_sensitivity)
 
 
 def load_for_command(args: argparse.Namespace, kind: str) -> tuple[Scenario, Path]:
