@@ -203,11 +203,13 @@ def test_each_condition_removes_exactly_its_channel(social_learning, group_decis
             )
             assert len(own) == 1, (kind, text)  # one's own recent outcome, always, exactly once
             assert float(own[0][0]) == pytest.approx(d.observation["own_effort"], abs=0.005)
-            peers = {
-                int(x) for x in re.findall(r"- villager (\d+):", text)
-            }  # rows not marked (you)
+            # rows not marked (you): other villagers, and oneself only inside the table of
+            # everyone that every villager of the round reads alike (the own row follows it)
+            peers = {int(x) for x in re.findall(r"- villager (\d+):", text)}
             assert bool(peers) == (social_learning or kind == "punish"), (kind, peers)
-            assert me not in peers
+            if me in peers:
+                assert "Every villager's effort and total payoff so far:" in text, (kind, text)
+                assert peers == {v.unique_id for v in model.living()}, (kind, peers)
 
 
 def test_vote_duplicates_collapse_and_ties_are_random_among_leaders():

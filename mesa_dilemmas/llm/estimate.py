@@ -97,8 +97,13 @@ class Tally:
     tokens_out: int = 0
     #: input tokens a prompt cache could serve (repeated prefix >= CACHE_MIN_TOKENS)
     cached_in: int = 0
-    #: input tokens identical to an earlier prompt's beginning, whatever their length
+    #: input tokens identical to an earlier prompt's beginning, whatever their length, read in
+    #: the order the model's provider reads a request (:func:`schema_first`)
     shared_in: int = 0
+    #: the same with the schema read first / last whatever the provider (how the share depends
+    #: on where a provider puts the schema)
+    shared_schema_first: int = 0
+    shared_schema_last: int = 0
     #: calls asked at once (same round, step and decision): how wide a phase is
     widths: list[int] = field(default_factory=list)
     rounds: int = 0
@@ -111,6 +116,8 @@ class Tally:
             round(self.tokens_out * factor),
             round(self.cached_in * factor),
             round(self.shared_in * factor),
+            round(self.shared_schema_first * factor),
+            round(self.shared_schema_last * factor),
             list(self.widths),
             self.rounds,
         )
@@ -121,6 +128,8 @@ class Tally:
         self.tokens_out += other.tokens_out
         self.cached_in += other.cached_in
         self.shared_in += other.shared_in
+        self.shared_schema_first += other.shared_schema_first
+        self.shared_schema_last += other.shared_schema_last
         self.widths += other.widths
 
 
@@ -136,11 +145,23 @@ def _common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def prompt_text(request: dict[str, Any]) -> str:
-    """A recorded request as one string in the order a provider reads it."""
+#: providers that read an answer schema before the messages: OpenAI's structured-output schema
+#: is a prefix to the system message, and Anthropic reads tools (our schema is one) before the
+#: system prompt; the others (Gemini's response schema, a local grammar) are not in the prefix
+SCHEMA_FIRST = frozenset({"openai", "anthropic"})
+
+
+def schema_first(label: str) -> bool:
+    """Whether the provider of ``label`` (``provider:model``) reads the schema first."""
+    return label.partition(":")[0] in SCHEMA_FIRST
+
+
+def prompt_text(request: dict[str, Any], schema_first: bool = False) -> str:
+    """A recorded request as one string in the order a provider reads it: the messages, with
+    the answer schema before them (``schema_first``) or after them."""
     parts = [m["content"] for m in request["messages"]]
     if request.get("schema") is not None:
-        parts.append(json.dumps(request["schema"]))
+        parts.insert(0 if schema_first else len(parts), json.dumps(request["schema"]))
     return "\n".join(parts)
 
 
@@ -150,7 +171,7 @@ def tally(calls: Iterable[dict[str, Any]], recent: int = 64) -> dict[str, Tally]
     A call's shared prefix is its longest common beginning with one of the model's last
     ``recent`` distinct prompts (a provider's cache holds recent prefixes)."""
     out: dict[str, Tally] = {}
-    history: dict[str, list[str]] = {}
+    history: dict[tuple[str, bool], list[str]] = {}
     groups: dict[tuple[str, Any, Any, Any, Any], int] = {}
     rounds: dict[str, set[tuple[Any, Any]]] = {}
     for call in calls:
@@ -158,20 +179,26 @@ def tally(calls: Iterable[dict[str, Any]], recent: int = 64) -> dict[str, Tally]
             continue
         label = call["label"]
         t = out.setdefault(label, Tally(label))
-        text = prompt_text(call["request"])
         tokens_in = int(call["tokens_in"] or 0)
         t.calls += 1
         t.tokens_in += tokens_in
         t.tokens_out += int(call["tokens_out"] or 0)
-        seen = history.setdefault(label, [])
-        best = max((_common_prefix(text, old) for old in seen), default=0)
-        shared = min(tokens_in, count_tokens(text[:best]))
-        t.shared_in += shared
-        if shared >= CACHE_MIN_TOKENS:
-            t.cached_in += shared - shared % CACHE_STEP_TOKENS
-        if text not in seen:
-            seen.append(text)
-            del seen[:-recent]
+        for first in (True, False):
+            text = prompt_text(call["request"], schema_first=first)
+            seen = history.setdefault((label, first), [])
+            best = max((_common_prefix(text, old) for old in seen), default=0)
+            shared = min(tokens_in, count_tokens(text[:best]))
+            if first:
+                t.shared_schema_first += shared
+            else:
+                t.shared_schema_last += shared
+            if first == schema_first(label):
+                t.shared_in += shared
+                if shared >= CACHE_MIN_TOKENS:
+                    t.cached_in += shared - shared % CACHE_STEP_TOKENS
+            if text not in seen:
+                seen.append(text)
+                del seen[:-recent]
         key = (label, call["run_seed"], call["round"], call["step"], call["kind"])
         groups[key] = groups.get(key, 0) + 1
         rounds.setdefault(label, set()).add((call["run_seed"], call["round"]))

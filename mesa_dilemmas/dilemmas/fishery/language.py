@@ -56,29 +56,40 @@ def prompt_fields(
 ) -> dict[str, Any]:
     """Text fields for one language villager; ``rows`` are the other villagers it may observe
     (None without social learning).  Its own recent outcome is always shown, marked "(you)":
-    the ablations remove only their channel (peers' outcomes, or the shared policy)."""
+    the ablations remove only their channel (peers' outcomes, or the shared policy).
+
+    Fields come in two kinds, so that templates put what every villager of a round reads alike
+    first and the villager's own part last (a provider serves a repeated beginning from its
+    prompt cache): ``norms_text`` (the community's rule), ``observed_text`` (a table of everyone,
+    when the villager sees everyone), ``lake_text`` and ``hint_text`` are the same for every
+    villager of a round; ``own_norm_text`` (its personal strategy) and ``own_text`` (its own
+    row, or the few peers it sampled and its own row) are its own."""
     slot = v.slot
     me = v.unique_id
-    norms = [f'Your personal strategy: "{v.norm_text}"']
     intro = "Every villager follows a fishing rule of its own"
     if model.group_decision:
         intro += ", and the village as a whole has agreed on one common rule."
-        norms.append(f'Shared community policy: "{model.shared_policy}"')
+        intro += f'\n\nShared community policy: "{model.shared_policy}"'
     else:
         intro += "."
     own = {"id": me, "effort": float(model.effort[slot]), "payoff": float(model.wealth[slot])}
+    own_row = _table([own], me)
     if not model.rounds_fished:  # the first harvest: no effort has been seen yet (an LLM
         # villager starts from its norm texts alone, never from rule-drawn efforts)
         observed = (
             "Nobody has fished yet: this is the first day. "
-            f"Every villager, you included, starts with a payoff of {own['payoff']:.1f}."
+            f"Every villager starts with a payoff of {own['payoff']:.1f}."
         )
+        own_text = ""
     elif rows is None:  # no social learning: only one's own outcomes
-        observed = "You observe your own fishing effort and total payoff:\n" + _table([own], me)
-    elif any(r["id"] == me for r in rows):
-        observed = "Every villager's effort and total payoff so far:\n" + _table(rows, me)
+        observed = ""
+        own_text = "You observe your own fishing effort and total payoff:\n" + own_row
+    elif any(r["id"] == me for r in rows):  # everyone: one table for all, then one's own row
+        observed = "Every villager's effort and total payoff so far:\n" + _table(rows, -1)
+        own_text = "Your own row in that table:\n" + own_row
     else:  # a sample of peers, then oneself
-        observed = (
+        observed = ""
+        own_text = (
             "You observe the fishing effort and total payoff of a few other villagers, and your own:\n"
             + _table([*rows, own], me)
         )
@@ -90,9 +101,11 @@ def prompt_fields(
             "there will be fewer fish in the lake next time."
         )
     return {
-        "norms_text": intro + "\n\n" + "\n".join(norms),
+        "norms_text": intro,
+        "own_norm_text": f'Your personal strategy: "{v.norm_text}"',
         "and_policy": " and the community policy" if model.group_decision else "",
         "observed_text": observed,
+        "own_text": own_text,
         "lake_text": f"The lake currently holds about {model.stock:.0f} fish.",
         "hint_text": hint,
     }

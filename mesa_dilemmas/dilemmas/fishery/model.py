@@ -601,6 +601,7 @@ class FisheryModel(DilemmaModel):
         ]
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions = []
+        everyone = (*ids, NO_ONE)  # one answer schema for all (each may not name itself)
         for i, v in enumerate(living):
             peer = living[picks[i] + (picks[i] >= i)]  # uniform over the others
             options = ids[:i] + ids[i + 1 :] + (NO_ONE,)
@@ -614,7 +615,14 @@ class FisheryModel(DilemmaModel):
                 punish_cost=self.punish_cost,
             )
             decisions.append(
-                Decision("fishery.punish", ChoiceSpec(options), obs, v, self.round, fallback=NO_ONE)
+                Decision(
+                    "fishery.punish",
+                    ChoiceSpec(options, schema_options=everyone),
+                    obs,
+                    v,
+                    self.round,
+                    fallback=NO_ONE,
+                )
             )
         for v, target in zip(living, self.ask_all(decisions), strict=True):
             if target == NO_ONE:
