@@ -340,3 +340,24 @@ def test_govsim_preset_dynamics():
     m.strategy_effort[:] = 1.0  # everyone takes 20%: all 100 gone
     m.step()
     assert m.stock == 0.0 and m.collapsed
+
+
+def test_one_punish_schema_serves_the_round_and_naming_oneself_is_asked_again():
+    """Every villager of a round gets the same answer schema (all ids and "none"), so that it
+    can open a cached prompt; the allowed options still exclude the villager itself, and an
+    answer naming itself is invalid (the broker asks again), never a punishment of oneself."""
+    model, scripts = lake()
+    model.step()
+    asked = [(s, d) for s in scripts for d in s.asked if d.kind == "fishery.punish"]
+    assert len(asked) == 4
+    schemas = {str(d.spec.json_schema()) for _, d in asked}
+    assert len(schemas) == 1
+    everyone = {str(v.unique_id) for v in model.villagers} | {"none"}
+    for s, d in asked:
+        me = str(s.agent.unique_id)
+        assert set(d.spec.json_schema()["enum"]) == everyone
+        assert me not in d.spec.options
+        with pytest.raises(InvalidAnswer):
+            d.spec.validate(me)
+        other = next(o for o in d.spec.options if o != me)
+        assert d.spec.validate(other) == other
