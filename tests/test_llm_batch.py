@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -95,3 +96,123 @@ def test_strategies_generate_batch_killed_with_a_job_pending_resumes_by_polling_
     assert lines == 4 + 1 + 2 + 3 + 3
     summary = json.loads((out / "generation.json").read_text())
     assert summary["accepted"] == 3 and summary["llm"]["provider_calls"] == lines
+
+
+LOCKSTEP_SCENARIO = """
+name = "batch-lockstep"
+game = "fishery"
+seed = 11
+replications = 3
+max_steps = 2
+processes = 1
+[params]
+n_agents = 4
+llm_agents = 2
+llm = "{provider}:gpt-4o-mini@{url}"
+[llm]
+max_tokens = 64
+cache = false
+batch = {batch}
+batch_poll_s = 0.05
+"""
+
+
+def _scenario_cmd(tmp_path: Path, url: str, batch: bool, name: str, *extra: str):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        LOCKSTEP_SCENARIO.format(provider="openai", url=f"{url}/v1", batch=str(batch).lower())
+    )
+    env = {k: v for k, v in os.environ.items() if k != session.ENV}
+    env["MESA_DILEMMAS_CACHE_DIR"] = str(tmp_path / f"cache-{name}")
+    env["OPENAI_API_KEY"] = "sk-test-batch"
+    out = tmp_path / name
+    where = ["--resume", str(out)] if "--resume" in extra else ["--out", str(out)]
+    cmd = [sys.executable, "-m", "mesa_dilemmas", "run", str(path), *where,
+           "--no-progress", "--yes"]  # fmt: skip
+    return cmd, env, out
+
+
+def _scenario_run(tmp_path: Path, url: str, batch: bool, name: str, *extra: str) -> Path:
+    cmd, env, out = _scenario_cmd(tmp_path, url, batch, name, *extra)
+    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_scenarios_replications_advance_in_lockstep_one_batch_job_per_phase(tmp_path):
+    """With ``[llm] batch`` a scenario's replications play side by side: each phase's calls of
+    all three replications go out as one job (not one per replication), at batch prices, and the
+    results equal the same run made call by call."""
+    import pandas as pd
+
+    with WireServer() as server:
+        direct = _scenario_run(tmp_path, server.url, batch=False, name="direct")
+        direct_requests = server.state.requests
+        assert direct_requests > 0 and not server.state.batches
+        batched = _scenario_run(tmp_path, server.url, batch=True, name="batched")
+        assert server.state.requests == direct_requests  # no call went out one by one
+        jobs = len(server.state.batches)
+        lines = server.state.batch_lines
+    assert lines == direct_requests  # every call once, inside a job
+    calls = [c for c in load_calls(batched) if c["source"] == "provider"]
+    rounds = {(c["round"], c["step"], c["kind"]) for c in calls}
+    # one job per phase of a round: the 3 replications' calls of a phase share it
+    assert jobs == len(rounds) < len(calls) / 2, (jobs, len(rounds), len(calls))
+    for c in calls:
+        list_cost = PriceTable().cost("openai:gpt-4o-mini", c["tokens_in"], c["tokens_out"],
+                                      c["cached_tokens"], c["cache_write_tokens"])  # fmt: skip
+        assert c["cost_usd"] == pytest.approx(list_cost / 2)
+    manifest = json.loads((batched / "manifest.json").read_text())
+    assert manifest["engine"]["lockstep"] is True
+    drop = ["llm"]
+    one = pd.read_parquet(direct / "runs.parquet").drop(columns=drop, errors="ignore")
+    two = pd.read_parquet(batched / "runs.parquet").drop(columns=drop, errors="ignore")
+    pd.testing.assert_frame_equal(one, two)
+    steps = [pd.read_parquet(d / "steps.parquet") for d in (direct, batched)]
+    pd.testing.assert_frame_equal(*steps)
+
+
+def test_a_scenario_killed_with_a_batch_job_pending_resumes_by_polling_it(tmp_path):
+    """A lockstep batch run killed while its first phase's job is pending: ``--resume`` polls
+    the same job (found in the run record) and the server receives every request once."""
+    with WireServer() as server:
+        server.state.hold_batches = True  # the first job never finishes while the run lives
+        cmd, env, out = _scenario_cmd(tmp_path, server.url, True, "killed")
+        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not server.state.batches and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(server.state.batches) == 1
+        first_lines = server.state.batch_lines
+        deadline = time.monotonic() + 60  # the job's id reaches the run record
+        while time.monotonic() < deadline:
+            found = []
+            if (out / "llm_calls.sqlite").exists():
+                with sqlite3.connect(f"file:{out / 'llm_calls.sqlite'}?mode=ro", uri=True) as db:
+                    try:
+                        found = db.execute("SELECT batch_id FROM batches").fetchall()
+                    except sqlite3.OperationalError:
+                        found = []
+            if found:
+                break
+            time.sleep(0.1)
+        assert found, "the pending job never reached the run record"
+        proc.kill()
+        proc.wait(timeout=30)
+        (first,) = server.state.batches
+        server.state.hold_batches = False
+        _scenario_run(tmp_path, server.url, True, "killed", "--resume")
+        jobs = list(server.state.batches)
+        lines = server.state.batch_lines
+        assert server.state.requests == 0
+        reference = _scenario_run(tmp_path, server.url, True, "reference")
+        total = server.state.batch_lines - lines
+    assert jobs[0] == first  # polled again, not sent again
+    assert first_lines > 0 and lines == total  # every call sent once, in all
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(out / "runs.parquet").drop(columns=["llm"], errors="ignore"),
+        pd.read_parquet(reference / "runs.parquet").drop(columns=["llm"], errors="ignore"),
+    )

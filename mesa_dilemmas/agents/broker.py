@@ -4,7 +4,8 @@ Games call ``ask`` for a decision taken in turn and ``ask_all`` for the
 decisions of a phase taken at once.  The broker never tells the game which kind
 of policy answered.  Synchronous policies (rules, strategies) are answered in
 order with no event-loop cost; asynchronous ones (LLM backends) are gathered on
-one persistent event loop so a phase costs one round-trip, not N.  Every answer
+one persistent event loop so a phase costs one round-trip, not N (or, for runs played in
+lockstep, on the loop they share: :mod:`mesa_dilemmas.agents.lockstep`).  Every answer
 is validated against its spec; invalid answers of lenient policies become the
 decision's documented fallback and are counted, per agent and per decision kind.
 """
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
+from mesa_dilemmas.agents.lockstep import run_on_shared_loop, shared_loop
 from mesa_dilemmas.agents.policy import Answer, Policy
 
 COUNTERS = ("asked", "parse_failures", "retries", "fallbacks")
@@ -132,6 +134,8 @@ class DecisionBroker:
         return value
 
     def _run(self, coro: Any) -> Any:
+        if shared_loop() is not None:  # played in lockstep with other runs (lockstep.py)
+            return run_on_shared_loop(coro)
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         return self._loop.run_until_complete(coro)

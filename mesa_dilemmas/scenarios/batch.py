@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.batch_chunks import (
+    CHUNKS_PER_WORKER,
     MAX_RUNS_PER_CHUNK,
     MAX_VECTOR_RUNS_PER_CHUNK,
     choose_engine,
@@ -79,12 +80,16 @@ class BatchExperiment:
         engine, why = choose_engine(model_cls, parameters, n_cells, settings.engine)
         workers = (settings.backend != "local" and settings.workers) or ctx.processes
         max_runs = MAX_VECTOR_RUNS_PER_CHUNK if engine == "vector" else MAX_RUNS_PER_CHUNK
+        # batch mode: a chunk's runs advance side by side, so each phase's calls of all its
+        # runs go out as one batch job (not one job per run and phase): one chunk per worker
+        lockstep = engine == "mesa" and bool((scenario.llm or {}).get("batch"))
         ranges = chunk_ranges(
             len(seeds) * n_cells,
             n_cells,
             workers=workers,
             max_runs=max_runs,
             replications_per_chunk=options.replications_per_chunk,
+            per_worker=1 if lockstep else CHUNKS_PER_WORKER,
         )
         partial_dir = ctx.out_dir / "partial"
         partial_dir.mkdir(exist_ok=True)
@@ -99,6 +104,7 @@ class BatchExperiment:
                 seeds=seeds,
                 max_steps=scenario.max_steps,
                 engine=engine,
+                lockstep=lockstep,
             )
             for i, runs in enumerate(ranges)
             if not (ctx.resume and is_saved(paths[i], runs))
@@ -133,7 +139,7 @@ class BatchExperiment:
             group_by=list(scenario.grid),
             seeds=seeds,
             streamed=tables.written,
-            summary={"engine": {"name": engine, "reason": why}},
+            summary={"engine": {"name": engine, "reason": why, "lockstep": lockstep}},
             scratch=[] if options.keep_chunks else [partial_dir],
         )
 

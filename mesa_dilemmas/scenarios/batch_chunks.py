@@ -19,6 +19,7 @@ together).  A chunk with ``engine = "vector"`` runs all its runs through it at o
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import sys
@@ -30,6 +31,7 @@ from typing import Any
 import pandas as pd
 from mesa.batchrunner import batch_run
 
+from mesa_dilemmas.agents.lockstep import run_in_lockstep
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.llm.redact import redact_frame
@@ -50,16 +52,17 @@ def chunk_ranges(
     replications_per_chunk: int,
     workers: int,
     max_runs: int = MAX_RUNS_PER_CHUNK,
+    per_worker: int = CHUNKS_PER_WORKER,
 ) -> list[range]:
     """The run numbers of each chunk, in order, together covering ``range(n_runs)``.
 
     ``replications_per_chunk`` (when > 0): that many replications of every cell per chunk.
-    Otherwise chunks of equal size (±1 run): at least ``CHUNKS_PER_WORKER`` per worker, and
-    at most ``max_runs`` runs each."""
+    Otherwise chunks of equal size (±1 run): at least ``per_worker`` per worker, and at most
+    ``max_runs`` runs each (runs played in lockstep want one big chunk per worker)."""
     if replications_per_chunk > 0:
         size = replications_per_chunk * n_cells
         return [range(s, min(s + size, n_runs)) for s in range(0, n_runs, size)]
-    count = max(CHUNKS_PER_WORKER * workers, -(-n_runs // max_runs))
+    count = max(per_worker * workers, -(-n_runs // max_runs))
     count = max(1, min(count, n_runs))
     bounds = [n_runs * i // count for i in range(count + 1)]
     return [range(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
@@ -92,6 +95,9 @@ class BatchChunk:
     max_steps: int
     #: "mesa" (``batch_run``, run by run) or "vector" (the game's vectorised engine)
     engine: str = "mesa"
+    #: play the chunk's runs side by side, their LLM calls on one event loop, so that each
+    #: phase's calls of every run go out together (``[llm] batch``: one batch job a phase)
+    lockstep: bool = False
 
     @property
     def runs(self) -> range:
@@ -113,6 +119,7 @@ def make_chunk(
     seeds: list[int],
     max_steps: int,
     engine: str = "mesa",
+    lockstep: bool = False,
 ) -> BatchChunk:
     first, last = runs.start // n_cells, (runs.stop - 1) // n_cells
     return BatchChunk(
@@ -125,6 +132,7 @@ def make_chunk(
         seeds[first : last + 1],
         max_steps,
         engine,
+        lockstep,
     )
 
 
@@ -173,8 +181,8 @@ def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
     first = chunk.start // chunk.n_cells
     if chunk.engine == "vector":
         return _run_vector_chunk(model_cls, chunk)
-    rows: list[dict[str, Any]] = []
-    for run_id in chunk.runs:
+
+    def one_run(run_id: int) -> list[dict[str, Any]]:
         replication, cell = divmod(run_id, chunk.n_cells)
         kwargs = cell_kwargs(chunk.parameters, cell)
         data = batch_run(
@@ -189,8 +197,13 @@ def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
         for row in data:
             row["RunId"] = run_id
             row["iteration"] = replication
-        rows.extend(data)
-    return pd.DataFrame(rows)
+        return data
+
+    if chunk.lockstep:
+        runs = run_in_lockstep([functools.partial(one_run, r) for r in chunk.runs])
+    else:
+        runs = [one_run(r) for r in chunk.runs]
+    return pd.DataFrame([row for data in runs for row in data])
 
 
 def _run_vector_chunk(model_cls: type, chunk: BatchChunk) -> pd.DataFrame:
