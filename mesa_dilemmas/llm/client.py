@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable
 
 from mesa_dilemmas.llm import session
@@ -67,32 +68,41 @@ MIN_DECISIONS_FOR_RATE = 10
 
 _LIMITERS: dict[tuple[int, str], ProviderLimiter] = {}
 _CLIENTS: dict[tuple[int, str, str], LLMClient] = {}
+#: runs played in lockstep build their policies' clients from several threads at once
+_MAKING = threading.RLock()
 
 
 def limiter_for(backend: Backend, settings: LLMSettings) -> ProviderLimiter:
     """One throttle per endpoint per process, shared by every model and agent using it."""
     key = (os.getpid(), backend.endpoint)
     limiter = _LIMITERS.get(key)
-    if limiter is None:
-        ps = settings.provider(backend.provider)
-        concurrency = backend.max_concurrency or ps.max_concurrency or DEFAULT_CONCURRENCY
-        if gate_name():  # a Ray run: limits for all workers of the cluster
-            limiter = _LIMITERS[key] = GateLimiter(
-                backend.endpoint, concurrency, ps.requests_per_minute, ps.tokens_per_minute
+    if limiter is not None:
+        return limiter
+    with _MAKING:
+        return _LIMITERS.get(key) or _new_limiter(key, backend, settings)
+
+
+def _new_limiter(key: tuple[int, str], backend: Backend, settings: LLMSettings) -> ProviderLimiter:
+    """A new throttle for ``key`` (called holding ``_MAKING``)."""
+    ps = settings.provider(backend.provider)
+    concurrency = backend.max_concurrency or ps.max_concurrency or DEFAULT_CONCURRENCY
+    if gate_name():  # a Ray run: limits for all workers of the cluster
+        limiter = _LIMITERS[key] = GateLimiter(
+            backend.endpoint, concurrency, ps.requests_per_minute, ps.tokens_per_minute
+        )
+    else:  # rates per key, shared by every process of the machine
+        shared = None
+        if ps.requests_per_minute or ps.tokens_per_minute:
+            identity = f"{backend.endpoint}#{getattr(backend, 'api_key', None) or ''}"
+            shared = SharedRate(
+                settings.resolved_cache_dir(),
+                identity,
+                ps.requests_per_minute,
+                ps.tokens_per_minute,
             )
-        else:  # rates per key, shared by every process of the machine
-            shared = None
-            if ps.requests_per_minute or ps.tokens_per_minute:
-                identity = f"{backend.endpoint}#{getattr(backend, 'api_key', None) or ''}"
-                shared = SharedRate(
-                    settings.resolved_cache_dir(),
-                    identity,
-                    ps.requests_per_minute,
-                    ps.tokens_per_minute,
-                )
-            limiter = _LIMITERS[key] = ProviderLimiter(
-                concurrency, ps.requests_per_minute, ps.tokens_per_minute, shared
-            )
+        limiter = _LIMITERS[key] = ProviderLimiter(
+            concurrency, ps.requests_per_minute, ps.tokens_per_minute, shared
+        )
     return limiter
 
 
@@ -101,7 +111,10 @@ def get_client(spec: ModelSpec, settings: LLMSettings) -> LLMClient:
     key = (os.getpid(), str(spec), settings.model_dump_json())
     client = _CLIENTS.get(key)
     if client is None:
-        client = _CLIENTS[key] = LLMClient(spec, settings)
+        with _MAKING:
+            client = _CLIENTS.get(key)
+            if client is None:
+                client = _CLIENTS[key] = LLMClient(spec, settings)
     return client
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ class RunState:
 
 
 _STATES: dict[tuple[int, str], RunState] = {}
+_OPENING = threading.Lock()
 
 
 def start_run(settings: LLMSettings, run_dir: Path, resume: bool = False) -> None:
@@ -89,7 +91,12 @@ def current() -> RunState | None:
         return None
     key = (os.getpid(), path)
     state = _STATES.get(key)
-    if state is None:
+    if state is not None:
+        return state
+    with _OPENING:  # runs played in lockstep reach here from several threads at once
+        state = _STATES.get(key)
+        if state is not None:
+            return state
         raw = json.loads(Path(path).read_text())
         settings = LLMSettings.model_validate(raw["settings"])
         run_dir = Path(raw["run_dir"])
