@@ -29,7 +29,6 @@ from mesa_dilemmas.agents.strategies.sandbox.redaction import (
     redact_frame,
     redact_value,
     register,
-    register_env,
     secrets,
     variants,
 )
@@ -44,7 +43,6 @@ __all__ = [
     "redact_frame",
     "redact_value",
     "register",
-    "register_env",
     "secrets",
     "variants",
 ]

@@ -364,18 +364,3 @@ def _kill(
             os.close(fd)
     if proc.stderr is not None:
         proc.stderr.close()
-
-
-_SHARED: dict[tuple[Any, ...], Sandbox] = {}
-
-
-def shared_sandbox(
-    handlers: dict[str, str], limits: SandboxLimits | None = None, preload: tuple[str, ...] = ()
-) -> Sandbox:
-    """This process's sandbox for these handlers and limits (one worker, started on first use)."""
-    limits = limits or SandboxLimits()
-    key = (tuple(sorted(handlers.items())), limits, preload)
-    box = _SHARED.get(key)
-    if box is None:
-        box = _SHARED[key] = Sandbox(handlers, limits, preload)
-    return box

@@ -49,11 +49,6 @@ def register(secret: str | None) -> None:
         _KNOWN.add(secret)
 
 
-def register_env(name: str | None) -> None:
-    if name:
-        register(os.environ.get(name))
-
-
 #: the names of the environment's secret-holding variables, and the set of names they were
 #: found among (scanning every variable's name is the costly part, done when names change)
 _NAMES: tuple[frozenset[str], tuple[str, ...]] = (frozenset(), ())
