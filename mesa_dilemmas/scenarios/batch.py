@@ -139,7 +139,13 @@ class BatchExperiment:
             group_by=list(scenario.grid),
             seeds=seeds,
             streamed=tables.written,
-            summary={"engine": {"name": engine, "reason": why, "lockstep": lockstep}},
+            summary={
+                "engine": {
+                    "name": engine,
+                    "reason": why,
+                    **({"lockstep": True} if lockstep else {}),
+                }
+            },
             scratch=[] if options.keep_chunks else [partial_dir],
         )
 
