@@ -63,6 +63,20 @@ class DilemmaModel(mesa.Model):
         return int(self.time)
 
     # -- decisions -------------------------------------------------------
+    @property
+    def decision_fallbacks(self) -> int:
+        """Decisions of this run answered by their documented fallback (a lenient policy --
+        a language model -- whose answer was still unusable after its re-asks)."""
+        return self.broker.stats.total("fallbacks")
+
+    def may_fall_back(self) -> bool:
+        """Whether a policy of this run may answer with a fallback (a lenient one sits at a
+        seat or narrates): games then report ``decision_fallbacks`` per run, the column
+        analyses filter on (rule-only runs have no such column)."""
+        policies = [getattr(a, "policy", None) for a in self.agents]
+        policies.append(self.broker.narrator)
+        return any(p is not None and not p.strict for p in policies)
+
     def ask(self, decision: Decision) -> Any:
         return self.broker.ask(decision)
 

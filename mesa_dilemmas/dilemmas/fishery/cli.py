@@ -1,4 +1,6 @@
-"""``mesa-dilemmas analyse norms RUN_DIR``: the statistics of an LLM-societies or ablation run."""
+"""``mesa-dilemmas analyse norms RUN_DIR``: the statistics of an LLM-societies or ablation run
+(over every run, and, when any decision fell back, again over the runs without fallbacks in
+``analysis/without_fallbacks``)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.analysis.fallbacks import fallback_note, without_fallbacks
     from mesa_dilemmas.dilemmas.fishery.llm_societies import analyse, write
     from mesa_dilemmas.viz.figures import load_run
 
@@ -35,11 +38,22 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    out = Path(args.out) if args.out else run_dir / "analysis"
     analysis = analyse(runs, steps, scenario.params, every=args.every)
-    paths = write(analysis, Path(args.out) if args.out else run_dir / "analysis")
+    paths = write(analysis, out)
     print((paths[0]).read_text())
     for path in paths:
         print(path)
+    kept = without_fallbacks(runs)
+    print(f"fallbacks: {fallback_note(runs)}")
+    if kept is not None:  # the same statistics over the runs no fallback decision touched
+        print("\n== over the runs without fallback decisions")
+        kept_steps = steps[steps["RunId"].isin(kept["RunId"])] if steps is not None else None
+        again = analyse(kept, kept_steps, scenario.params, every=args.every)
+        paths = write(again, out / "without_fallbacks")
+        print((paths[0]).read_text())
+        for path in paths:
+            print(path)
     return 0
 
 

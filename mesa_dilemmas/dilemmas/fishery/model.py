@@ -464,6 +464,7 @@ class FisheryModel(DilemmaModel):
                 "norm_alignment": "norm_alignment",
                 "shared_policy": "shared_policy",
                 "llm_decisions_per_villager": "llm_decisions_per_villager",
+                **({"decision_fallbacks": "decision_fallbacks"} if self.may_fall_back() else {}),
             },
         )
         self.datacollector.collect(self)

@@ -21,6 +21,9 @@ Writes to ``RUN_DIR/analysis`` (or ``--out``) the tables of
     Figs. 4-5: per variant and leader label, survival and the share of runs each label won.
 
 Only the figures the run's grid supports are drawn; one line says which were skipped and why.
+When any decision of the run fell back (a language model's answer still unusable after its
+re-asks), every table is written again over the runs without fallbacks
+(``<table>_without_fallbacks.csv``) and one line says how many runs had them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from mesa_dilemmas.analysis.fallbacks import fallback_note, without_fallbacks
 from mesa_dilemmas.dilemmas.port_of_mars.tables import (  # noqa: F401  (the public names)
     analyse,
     groups_across,
@@ -82,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
     runs, grid = load(run_dir, "run_dir")
     others = [(Path(d).name, *load(Path(d), "--with")) for d in getattr(args, "compare", [])]
     tables = analyse(runs, grid)
+    kept = without_fallbacks(runs)
+    if kept is not None:  # the same tables over the runs no fallback decision touched
+        tables.update(
+            {f"{name}_without_fallbacks": table for name, table in analyse(kept, grid).items()}
+        )
     compared = None
     if others:
         compared = groups_across([(run_dir.name, runs, grid), *others])
@@ -94,12 +103,14 @@ def run(args: argparse.Namespace) -> int:
             table.to_csv(path, index=False)
             print(f"== {name}\n{table.round(3).to_string(index=False)}\n")
             print(path)
+    print(f"fallbacks: {fallback_note(runs)}")
     if getattr(args, "no_figures", False):
         return 0
     from mesa_dilemmas.dilemmas.port_of_mars.paper_figures import paper_figures
     from mesa_dilemmas.viz.saving import figure_format, save
 
-    figures, skipped = paper_figures(tables, runs, grid, compared)
+    every = {k: v for k, v in tables.items() if not k.endswith("_without_fallbacks")}
+    figures, skipped = paper_figures(every, runs, grid, compared)
     with figure_format(getattr(args, "format", "png")):
         for stem, fig in figures.items():
             print(save(fig, out / stem))

@@ -132,6 +132,8 @@ class Metrics:
                 m.players[s].dirty_opportunities
             )
             reporters[f"seat{seat}_winner"] = lambda m, s=seat: s in m.winners
+        if self.may_fall_back():  # language-model players: the column analyses filter on
+            reporters["decision_fallbacks"] = lambda m: m.decision_fallbacks
         return reporters
 
     def final_metrics(self) -> dict[str, Any]:
