@@ -6,7 +6,10 @@ Usage: python benchmarks/bench_fishery.py [--replications N] [--mesa-replication
 
 * engines: model steps per second of the sweep with one process, measured A B A B (Mesa,
   vector, Mesa, vector) in one run, each measurement a fresh process; the ratio printed per
-  pair, with the machine's load average before each measurement (os.getloadavg);
+  pair, with the machine's load average before each measurement (os.getloadavg).  Rates are
+  given per wall second and per CPU second (this process and its children): on a shared
+  machine other jobs stretch the wall time, the CPU time much less, so the ratio is taken
+  on CPU time;
 * memory: peak RSS of the vector sweep at two chunk sizes (replications of every cell per
   chunk), so that memory is seen to stay flat in runs per chunk-count, not in runs overall;
 * processes (``--processes``): the Mesa sweep with 1 and 2 processes, side by side;
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -39,6 +43,20 @@ def single_model_cost(rounds: int = 2000) -> float:
     for _ in range(rounds):
         model.step()
     return (time.perf_counter() - start) / rounds
+
+
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], int]) -> tuple[int, float, float]:
+    """(fn's model steps, wall seconds, CPU seconds)."""
+    cpu, start = cpu_seconds(), time.perf_counter()
+    steps = fn()
+    return steps, time.perf_counter() - start, cpu_seconds() - cpu
 
 
 def sweep(
@@ -60,8 +78,9 @@ def sweep(
     return int((steps["Step"] > 0).sum()), wall
 
 
-def engine_only(engine: str, replications: int) -> tuple[int, float]:
-    """The sweep's runs as one chunk through ``run_batch_chunk`` (no runner, no parquet)."""
+def engine_only(engine: str, replications: int) -> tuple[int, float, float]:
+    """The sweep's runs as one chunk through ``run_batch_chunk`` (no runner, no parquet);
+    returns (steps, wall, CPU seconds)."""
     from mesa_dilemmas.scenarios.batch import derive_seeds
     from mesa_dilemmas.scenarios.batch_chunks import make_chunk, run_batch_chunk
     from mesa_dilemmas.scenarios.config import load_scenario
@@ -71,25 +90,24 @@ def engine_only(engine: str, replications: int) -> tuple[int, float]:
     parameters = {**{k: [v] for k, v in scenario.params.items()}, **scenario.grid}
     chunk = make_chunk(0, range(CELLS * replications), game="fishery", parameters=parameters,
                        n_cells=CELLS, seeds=seeds, max_steps=scenario.max_steps, engine=engine)  # fmt: skip
-    start = time.perf_counter()
-    frame = run_batch_chunk(chunk)
-    wall = time.perf_counter() - start
-    return int((frame["Step"] > 0).sum()), wall
+    return timed(lambda: int((run_batch_chunk(chunk)["Step"] > 0).sum()))
 
 
 def one(engine: str, replications: int, per_chunk: int) -> None:
-    """One measurement in this (fresh) process: prints JSON steps, wall, peak RSS.
+    """One measurement in this (fresh) process: prints JSON steps, wall, CPU seconds, peak RSS.
     ``per_chunk`` < 0: the engine alone (one chunk, no runner)."""
     if per_chunk < 0:
-        steps, wall = engine_only(engine, replications)
+        steps, wall, cpu = engine_only(engine, replications)
     else:
         with tempfile.TemporaryDirectory() as tmp:
+            cpu = cpu_seconds()
             steps, wall = sweep(1, replications, Path(tmp) / "out", engine, per_chunk)
+            cpu = cpu_seconds() - cpu
     peak = max(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     )
-    print(json.dumps({"steps": steps, "wall": wall, "rss_mb": peak / 1024}))
+    print(json.dumps({"steps": steps, "wall": wall, "cpu": cpu, "rss_mb": peak / 1024}))
 
 
 def measure(engine: str, replications: int, per_chunk: int = 0) -> dict[str, float]:
@@ -99,7 +117,29 @@ def measure(engine: str, replications: int, per_chunk: int = 0) -> dict[str, flo
     result = json.loads(out.strip().splitlines()[-1])
     result["load"] = load
     result["rate"] = result["steps"] / result["wall"]
+    result["cpu_rate"] = result["steps"] / result["cpu"]
     return result
+
+
+def ab_pairs(args: argparse.Namespace, per_chunk: int, label: str) -> None:
+    """Mesa and vector measured in turn, ``args.rounds`` pairs; ratios on CPU and wall time."""
+    print(f"{'pair':>4} {'engine':>7} {'runs':>6} {'steps':>8} {'wall s':>7} {'steps/s':>9} "
+          f"{'CPU s':>6} {'steps/CPU s':>11} {'load':>5} {'RSS MB':>7}   ratio CPU (wall)")  # fmt: skip
+    cpu_ratios, wall_ratios = [], []
+    for pair in range(args.rounds):
+        mesa = measure("mesa", args.mesa_replications, per_chunk)
+        vec = measure("vector", args.replications, per_chunk)
+        cpu_ratios.append(vec["cpu_rate"] / mesa["cpu_rate"])
+        wall_ratios.append(vec["rate"] / mesa["rate"])
+        for name, r, reps in (("mesa", mesa, args.mesa_replications),
+                              ("vector", vec, args.replications)):  # fmt: skip
+            print(f"{pair + 1:>4} {name:>7} {CELLS * reps:>6} {r['steps']:>8} {r['wall']:>7.2f} "
+                  f"{r['rate']:>9,.0f} {r['cpu']:>6.2f} {r['cpu_rate']:>11,.0f} {r['load']:>5.2f} "
+                  f"{r['rss_mb']:>7.0f}"
+                  + (f"   {cpu_ratios[-1]:.1f}x ({wall_ratios[-1]:.1f}x)" if name == "vector"
+                     else ""))  # fmt: skip
+    print(f"vector / mesa{label}, CPU time: {', '.join(f'{r:.1f}x' for r in cpu_ratios)}; "
+          f"wall time: {', '.join(f'{r:.1f}x' for r in wall_ratios)}")  # fmt: skip
 
 
 def main() -> None:
@@ -144,43 +184,18 @@ def main() -> None:
           f"({1 / per_round:,.0f} rounds/s)\n")  # fmt: skip
 
     print(f"fishery/beta_growth_sweep, {CELLS} cells, one process: model steps per second, A B A B")
-    print(f"{'pair':>4} {'engine':>7} {'runs':>6} {'steps':>8} {'wall s':>7} {'steps/s':>9} "
-          f"{'load':>5} {'RSS MB':>7}   ratio")  # fmt: skip
-    ratios = []
-    for pair in range(args.rounds):
-        mesa = measure("mesa", args.mesa_replications)
-        vec = measure("vector", args.replications)
-        ratio = vec["rate"] / mesa["rate"]
-        ratios.append(ratio)
-        for name, r, reps in (("mesa", mesa, args.mesa_replications),
-                              ("vector", vec, args.replications)):  # fmt: skip
-            print(f"{pair + 1:>4} {name:>7} {CELLS * reps:>6} {r['steps']:>8} {r['wall']:>7.1f} "
-                  f"{r['rate']:>9,.0f} {r['load']:>5.2f} {r['rss_mb']:>7.0f}"
-                  + (f"   {ratio:.1f}x" if name == "vector" else ""))  # fmt: skip
-    print(f"vector / mesa: {', '.join(f'{r:.1f}x' for r in ratios)}")
-
+    ab_pairs(args, per_chunk=0, label="")
     print("\nthe engines alone (the sweep's runs as one chunk, no runner or parquet), A B A B")
-    print(f"{'pair':>4} {'engine':>7} {'runs':>6} {'steps':>8} {'wall s':>7} {'steps/s':>9} "
-          f"{'load':>5}   ratio")  # fmt: skip
-    ratios = []
-    for pair in range(args.rounds):
-        mesa = measure("mesa", args.mesa_replications, -1)
-        vec = measure("vector", args.replications, -1)
-        ratio = vec["rate"] / mesa["rate"]
-        ratios.append(ratio)
-        for name, r, reps in (("mesa", mesa, args.mesa_replications),
-                              ("vector", vec, args.replications)):  # fmt: skip
-            print(f"{pair + 1:>4} {name:>7} {CELLS * reps:>6} {r['steps']:>8} {r['wall']:>7.1f} "
-                  f"{r['rate']:>9,.0f} {r['load']:>5.2f}"
-                  + (f"   {ratio:.1f}x" if name == "vector" else ""))  # fmt: skip
-    print(f"vector / mesa (engines alone): {', '.join(f'{r:.1f}x' for r in ratios)}")
+    ab_pairs(args, per_chunk=-1, label=" (engines alone)")
 
     print("\npeak memory of the vector sweep by chunk size (replications of every cell per chunk)")
-    print(f"{'per chunk':>9} {'runs/chunk':>10} {'runs':>6} {'steps/s':>9} {'RSS MB':>7}")
+    print(f"{'per chunk':>9} {'runs/chunk':>10} {'runs':>6} {'steps/s':>9} {'steps/CPU s':>11} "
+          f"{'load':>5} {'RSS MB':>7}")  # fmt: skip
     for per_chunk in args.chunks:
         r = measure("vector", args.replications, per_chunk)
         print(f"{per_chunk:>9} {per_chunk * CELLS:>10} {CELLS * args.replications:>6} "
-              f"{r['rate']:>9,.0f} {r['rss_mb']:>7.0f}")  # fmt: skip
+              f"{r['rate']:>9,.0f} {r['cpu_rate']:>11,.0f} {r['load']:>5.2f} "
+              f"{r['rss_mb']:>7.0f}")  # fmt: skip
 
     if args.processes:
         results = {}

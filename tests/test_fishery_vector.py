@@ -116,3 +116,27 @@ def test_word_by_word_path_is_exact(monkeypatch) -> None:
     fast = make_chunk(0, range(6), game="fishery", parameters=params, n_cells=2, seeds=seeds,
                       max_steps=25, engine="vector")  # fmt: skip
     _compare(run_batch_chunk(chunk), run_batch_chunk(fast))
+
+
+def test_buffered_draws_equal_the_generators() -> None:
+    """The engine's buffered ``model.rng`` draws (bounded integers, doubles, and normals through
+    the ziggurat read off numpy, its slow path and buffer refills included) are the Generator's
+    own, call for call."""
+    from mesa_dilemmas.dilemmas.fishery.vector import _Numpy
+
+    seeds = list(range(40))
+    ref = [np.random.default_rng(s) for s in seeds]
+    engine = _Numpy([np.random.default_rng(s) for s in seeds], width=64)
+    rows = np.arange(len(seeds))
+    L = 2 + rows % 11
+    for size in (3, 30, 60, 6, 45):
+        u, picks = engine.draw(rows, L, doubles=True)
+        for j, g in enumerate(ref):
+            assert np.array_equal(u[j, : L[j]], g.random(L[j]))
+            assert np.array_equal(picks[j, : L[j]], g.integers(0, L[j] - 1, size=L[j]))
+        got = engine.normals(rows, np.full(len(seeds), size))
+        want = np.concatenate([g.normal(0.0, 1.0, size=size) for g in ref])
+        assert np.array_equal(got, want)
+        _, picks = engine.draw(rows, L, doubles=False)
+        for j, g in enumerate(ref):
+            assert np.array_equal(picks[j, : L[j]], g.integers(0, L[j] - 1, size=L[j]))
