@@ -89,7 +89,8 @@ class BatchExperiment:
             workers=workers,
             max_runs=max_runs,
             replications_per_chunk=options.replications_per_chunk,
-            per_worker=1 if lockstep else CHUNKS_PER_WORKER,
+            # lockstep and vector chunks advance their runs together: bigger chunks are faster
+            per_worker=1 if lockstep or engine == "vector" else CHUNKS_PER_WORKER,
         )
         partial_dir = ctx.out_dir / "partial"
         partial_dir.mkdir(exist_ok=True)

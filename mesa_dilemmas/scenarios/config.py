@@ -289,8 +289,10 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
     options = _checked(
         experiment.Options, "options", scenario.options, sorted(experiment.Options.model_fields)
     )
+    registered = extensions(FIGURES)
     for i, fig in enumerate(scenario.figures):
-        resolve_figure(fig, field=f"figures[{i}]")
+        if fig not in registered:  # a registered name is checked without importing its module
+            resolve_figure(fig, field=f"figures[{i}]")  # (and matplotlib with it)
     check = getattr(experiment, "check", None)
     if check is not None:  # what the experiment needs beyond its options (strategy sets, ...)
         try:
