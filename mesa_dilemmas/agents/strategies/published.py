@@ -33,9 +33,16 @@ the authors' eight attitudes mapped to their two base ones: collective
 ``OPPORTUNISTIC``, ``INDIVIDUALISTIC``).
 
 Randomness: a published strategy draws from the global ``random`` and
-``np.random``.  Each instance owns both states (seeded from the framework's
-per-seat seed); a class whose source mentions ``random`` runs each call with its
-own states swapped in, so a strategy that reseeds changes only its own stream.
+``np.random``.  Each instance owns both generators (seeded from the framework's
+per-seat seed, built when it first draws); a class whose source mentions ``random``
+runs each call with the module functions its code names pointing at its own
+generators (or, if it took those functions at import time, with its states copied
+into the global generators and back: :func:`random_plan`), so a strategy that
+reseeds changes only its own stream.
+
+Speed: the history objects of a round are built for all seats of a batch at once
+(:class:`_Round`: a few numpy copies per round, then per call a new object and three
+row views), so a call costs about a microsecond beyond the strategy's own code.
 
 The ``emergent_llm`` modules are stand-ins registered in the sandbox worker that
 imports such a file (the authors' package is not needed).
@@ -44,6 +51,7 @@ imports such a file (the authors' package is not needed).
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -54,6 +62,7 @@ import random as _random
 import re
 import sys
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -155,12 +164,33 @@ class CommonPoolState(GameState):
     current_stock: float
 
 
+class _OpponentPayoffs:
+    """``opponent_payoffs`` of a paper-era history built by our engine, on first use (few
+    strategies read it, and it is the largest array): the values, dtype and shape the authors'
+    engine gives, read-only; then an ordinary attribute of the object."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            source, j = obj._lazy
+        except AttributeError:
+            raise AttributeError(
+                "'PlayerHistory' object has no attribute 'opponent_payoffs'"
+            ) from None
+        value = obj.__dict__["opponent_payoffs"] = source.opponent_payoffs(j)
+        return value
+
+
 class PlayerHistory:
     """The authors' history: a plain mutable object (one per round); arrays read-only.
 
     Paper era: ``my_actions, my_payoffs, opponent_actions, opponent_payoffs``;
     current: ``my_actions, my_payoffs, opponent_cooperators`` and ``round_number``.
     """
+
+    __slots__ = ("__dict__", "__weakref__", "_lazy")
+    opponent_payoffs = _OpponentPayoffs()
 
     def __init__(self, my_actions: Any, my_payoffs: Any, *args: Any, **kwargs: Any) -> None:
         self.my_actions = my_actions
@@ -272,11 +302,10 @@ def call_format(cls: type) -> str:
     return "current" if len(params) != 2 or "stock" in params[1] else "paper"
 
 
-def _uses_random(cls: type) -> bool:
-    """Whether the class's source mentions ``random`` (its calls then run with its own random
-    state swapped in).  The source of a top-level class is cut from its file's syntax tree,
-    parsed once per file: ``inspect.getsource`` would parse a 2 MB file of a thousand classes
-    again for every class (about a second each)."""
+def _class_source(cls: type) -> str | None:
+    """The source of a class: for a top-level class cut from its file's syntax tree, parsed
+    once per file (``inspect.getsource`` would parse a 2 MB file of a thousand classes again
+    for every class, about a second each); None when there is no source."""
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
     if path and "." not in cls.__qualname__:
@@ -285,34 +314,62 @@ def _uses_random(cls: type) -> bool:
         except OSError:
             found = None
         if found is not None:
-            return "random" in found
+            return found
     try:
-        src = inspect.getsource(cls)
+        return inspect.getsource(cls)
     except (OSError, TypeError):
-        return True
-    return "random" in src
+        return None
+
+
+def _uses_random(cls: type) -> bool:
+    """Whether the class's source mentions ``random`` (its calls then run with its own random
+    state swapped in); True when the source cannot be read."""
+    src = _class_source(cls)
+    return src is None or "random" in src
 
 
 @functools.lru_cache(maxsize=8)
 def _class_sources(path: str, mtime_ns: int) -> dict[str, str]:
-    """The source text of every top-level class of a file (``mtime_ns`` keys the cache)."""
+    """The source text of every top-level class of a file, and the text outside them
+    (``mtime_ns`` keys the cache)."""
     text = Path(path).read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         tree = ast.parse(text)
     out = {}
+    outside = list(lines)  # the file's text outside its classes, under _OUTSIDE
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             out[node.name] = "".join(lines[first - 1 : node.end_lineno])
+            outside[first - 1 : node.end_lineno] = [""] * (node.end_lineno - first + 1)
+    out[_OUTSIDE] = "".join(outside)
     return out
+
+
+#: the key of a file's text outside its classes in :func:`_class_sources` (no class's name)
+_OUTSIDE = "<outside classes>"
 
 
 def describe_game(game: GameDescription) -> GameDescriptionBase:
     """Our game description -> the published interface's: the class the game names
     (``game.published_as``), its fields filled from the game's parameters of the same names
-    (the field's default where the game has none)."""
+    (the field's default where the game has none).  One (frozen) object for all the players
+    of a batch, as the authors' engine gives one to all the players of a game."""
+    last = _described[0]
+    if last is not None and last[0] is game:
+        return last[1]
+    out = _describe_game(game)
+    _described[0] = (game, out)
+    return out
+
+
+#: the last description made, with our description it was made from
+_described: list[Any] = [None]
+
+
+def _describe_game(game: GameDescription) -> GameDescriptionBase:
     cls = DESCRIPTIONS.get(game.published_as, GameDescriptionBase)
     values = {}
     for f in dataclasses.fields(cls):
@@ -325,16 +382,271 @@ def describe_game(game: GameDescription) -> GameDescriptionBase:
     return cls(game.n_players, game.n_rounds, **values)
 
 
+# shared by every first-round history: views of read-only arrays (they cannot be made writeable)
 _EMPTY_B = np.zeros(0, dtype=np.bool_)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 _EMPTY_I = np.zeros(0, dtype=np.int_)
 for _a in (_EMPTY_B, _EMPTY_F, _EMPTY_I):
     _a.flags.writeable = False
+_EMPTY_B, _EMPTY_F, _EMPTY_I = _EMPTY_B[:], _EMPTY_F[:], _EMPTY_I[:]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
+
+
+def _ro_all(a: np.ndarray) -> np.ndarray:
+    """``a`` and every array it views read-only: views of it cannot be made writeable."""
+    b: Any = a
+    while isinstance(b, np.ndarray):
+        b.flags.writeable = False
+        b = b.base
+    return a
+
+
+_new = object.__new__
+
+
+@functools.lru_cache(maxsize=16)
+def _others(n: int) -> np.ndarray:
+    """(n, n-1): row i lists the seats other than i, in order."""
+    return np.array([[j for j in range(n) if j != i] for i in range(n)], dtype=np.intp).reshape(
+        n, n - 1
+    )
+
+
+class _Round:
+    """The history of every match of a store after ``t`` rounds as the authors' engine hands
+    it out, built once for all seats (in a few numpy operations) and indexed per seat.
+
+    Each seat gets views (rows) of arrays built here, read-only down to the arrays that own
+    the data: a strategy cannot make them writeable, so no seat can change what another seat
+    sees (through ``.base`` it can read the whole round's history, as through the views the
+    authors' engine hands out).  The round's game state (paper era) or stock (current) is one object for every seat of a
+    match, as in the authors' engine.  ``key`` is the store's ``last_opp`` list, a new object
+    whenever the store records, seeks or is rewritten: a ``_Round`` never serves another
+    history.
+    """
+
+    __slots__ = ("key", "t", "_ap", "current", "paper", "stocks", "states", "__weakref__")
+
+    def __init__(self, store: Any) -> None:
+        self.key = store.last_opp
+        self.t = t = store.round
+        self._ap: tuple[np.ndarray, np.ndarray] | None = None
+        self.current: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.paper: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.stocks = None if store.stock is None else list(store.stock[:, t])  # numpy floats
+        self.states: list[Any] = [None] * store.batch
+
+    def _arrays(self, store: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(batch, n, t) copies of actions and payoffs: seat j's own row is ``[m, i]``."""
+        if self._ap is None:
+            t = self.t
+            a = _ro_all(store.actions[:, :, :t].copy())
+            p = _ro_all(store.payoffs[:, :, :t].copy())
+            self._ap = (a, p)
+        return self._ap
+
+    def build_current(self, store: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows by flat seat: own actions, own payoffs, opponents' cooperators (``np.int_``)."""
+        a, p = self._arrays(store)
+        rows = a.shape[0] * a.shape[1]
+        o = _ro_all(store.opp_coop[:, :, : self.t].astype(np.int_).reshape(rows, self.t))
+        self.current = (a.reshape(rows, self.t), p.reshape(rows, self.t), o)
+        return self.current
+
+    def build_paper(self, store: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows by flat seat: own actions, own payoffs, (t, n-1) opponents' actions."""
+        a, p = self._arrays(store)
+        b, n, t = a.shape
+        # (b, n, t, n-1): seat i's opponents' columns, in seat order with i's removed
+        oa = _ro_all(np.ascontiguousarray(a[:, _others(n)].transpose(0, 1, 3, 2)))
+        self.paper = (a.reshape(b * n, t), p.reshape(b * n, t), oa.reshape(b * n, t, n - 1))
+        return self.paper
+
+    def opponent_payoffs(self, j: int) -> np.ndarray:
+        """(t, n-1) opponents' payoffs of flat seat ``j`` (built when a strategy reads it)."""
+        _, p = self._ap  # type: ignore[misc]  # built with the round's other arrays
+        m, i = divmod(j, p.shape[1])
+        return _ro_all(np.ascontiguousarray(p[m, _others(p.shape[1])[i]].T))[:]  # a view
+
+    def state(self, match: int, with_stock: bool) -> Any:
+        """The paper era's game state of ``match`` this round (one object for all its seats)."""
+        state = self.states[match]
+        if state is None:
+            t = self.t
+            state = CommonPoolState(t, self.stocks[match]) if with_stock else GameState(t)  # type: ignore[index]
+            self.states[match] = state
+        return state
+
+
+#: the current ``_Round`` of each live store: id -> (weak reference to the store, round).  One
+#: per store, so a round is built once however the calls of several stores interleave (a
+#: replay on a private copy of a match between two seats of the batch); an entry goes with its
+#: store (nothing is kept alive, nothing added to the store)
+_rounds: dict[int, tuple[Any, _Round]] = {}
+
+
+#: the last round asked for: (its key, a weak reference to it) -- the seats of a round are
+#: asked one after another, so this answers most calls without the lookup above
+_last: list[Any] = [None, None]
+
+
+def _round_of(store: Any) -> _Round:
+    last = _last
+    if last[0] is store.last_opp:
+        r = last[1]()
+        if r is not None:
+            return r
+    key = id(store)
+    got = _rounds.get(key)
+    if got is not None and got[0]() is store and got[1].key is store.last_opp:
+        r = got[1]
+    else:
+        r = _Round(store)
+        _rounds[key] = (weakref.ref(store, functools.partial(_forget, key)), r)
+    last[0], last[1] = r.key, weakref.ref(r)
+    return r
+
+
+def _forget(key: int, ref: Any) -> None:
+    got = _rounds.get(key)
+    if got is not None and got[0] is ref:
+        del _rounds[key]
+
+
+# -- per-instance global random state ----------------------------------------------------------
+#
+# A published strategy draws from the global ``random`` and ``np.random`` functions, which are
+# bound methods of two hidden generators (``random._inst``, ``np.random.mtrand._rand``).  Each
+# instance owns two generators of its own (built when it first draws); during its calls the
+# module functions its code names are replaced by its own generators' methods (a few dict
+# entries, about a microsecond), and put back after.  A class that took the functions
+# elsewhere (``from random import random`` at module level, a class attribute), or reaches the
+# hidden generators another way (scipy's ``random_state=None``), gets the full swap instead:
+# its states are copied into the hidden generators and back (about 100 µs a call).
+
+_PY_GLOBAL = _random.__dict__
+_NP_GLOBAL = np.random.__dict__
+_PY_NAMES = frozenset(
+    k for k, v in vars(_random).items() if getattr(v, "__self__", None) is _random._inst
+)
+_NP_BOUND = frozenset(
+    k for k, v in vars(np.random).items() if getattr(v, "__self__", None) is np.random.mtrand._rand
+)
+#: numpy.random's module functions that act on the hidden generator -> our generator's method
+_NP_FUNCS = {
+    name: target
+    for name, target in (
+        ("seed", "seed"),
+        ("ranf", "random_sample"),
+        ("sample", "random_sample"),
+        ("get_bit_generator", None),
+    )
+    if name in _NP_GLOBAL
+}
+_NP_NAMES = _NP_BOUND | frozenset(_NP_FUNCS)
+#: names that reach the hidden generators other than through the module functions
+_STRICT_TOKENS = frozenset(
+    {"scipy", "random_state", "mtrand", "_rand", "_inst", "set_bit_generator", "__dict__"}
+)
+_TOKEN = re.compile(r"[A-Za-z_]\w*")
+
+#: the instance whose call is running (the stubs below draw from its generators)
+_running: list[Any] = [None]
+
+
+def _py_stub(name: str) -> Any:
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        inst = _running[0]
+        rng = _random._inst if inst is None else inst._materialise_py()
+        return getattr(rng, name)(*args, **kwargs)
+
+    stub.__name__ = stub.__qualname__ = name
+    return stub
+
+
+def _np_stub(name: str) -> Any:
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        inst = _running[0]
+        if inst is None:
+            return _NP_ORIGINAL[name](*args, **kwargs)
+        inst._materialise_np()
+        return _NP_GLOBAL[name](*args, **kwargs)  # now the instance's own method
+
+    stub.__name__ = stub.__qualname__ = name
+    return stub
+
+
+_NP_ORIGINAL = {k: _NP_GLOBAL[k] for k in _NP_NAMES}
+_PY_STUBS = {k: _py_stub(k) for k in _PY_NAMES}
+_NP_STUBS = {k: _np_stub(k) for k in _NP_NAMES}
+
+
+def _np_methods(rs: np.random.RandomState, names: tuple[str, ...]) -> dict[str, Any]:
+    out = {}
+    for name in names:
+        if name in _NP_FUNCS:
+            target = _NP_FUNCS[name]
+            if target is None:  # get_bit_generator
+
+                def getter(rs: Any = rs) -> Any:
+                    return rs._bit_generator
+
+                out[name] = getter
+            else:
+                out[name] = getattr(rs, target)
+        else:
+            out[name] = getattr(rs, name)
+    return out
+
+
+def _captured(value: Any) -> bool:
+    """Whether ``value`` is one of the global generators' functions, taken at import time."""
+    try:
+        owner = getattr(value, "__self__", None)
+    except Exception:  # noqa: BLE001 - an object with a hostile __getattr__: not one of them
+        return False
+    if owner is _random._inst or owner is np.random.mtrand._rand:
+        return True
+    return any(value is f for f in _NP_ORIGINAL.values())
+
+
+def _takes_global_functions(value: Any) -> bool:
+    return _captured(value) or any(
+        _captured(d) for d in (getattr(value, "__defaults__", None) or ())
+    )
+
+
+def random_plan(cls: type) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """How ``cls``'s calls get their own random state: ``("", (), ())`` when its source never
+    mentions ``random`` nor a global generator's function taken at import time;
+    ``("fast", python names, numpy names)`` to swap those module functions during its calls;
+    ``("strict", (), ())`` to swap the generators' whole states (a class that took the
+    functions at import time, reaches the hidden generators otherwise, or has no source)."""
+    src = _class_source(cls)
+    if src is None:
+        return "strict", (), ()
+    module = sys.modules.get(cls.__module__)
+    names = set(_TOKEN.findall(src))
+    scopes = [vars(k) for k in cls.__mro__ if k is not object]
+    if module is not None:
+        scopes.append({k: v for k, v in vars(module).items() if k in names})
+    if any(_takes_global_functions(v) for scope in scopes for v in list(scope.values())):
+        return "strict", (), ()
+    if "random" not in src:
+        return "", (), ()
+    around = ""  # the file outside its classes: helpers and imports the class may use
+    path = getattr(module, "__file__", None)
+    if path and "." not in cls.__qualname__:
+        with contextlib.suppress(OSError):
+            around = _class_sources(path, os.stat(path).st_mtime_ns).get(_OUTSIDE, "")
+    tokens = names | set(_TOKEN.findall(around))
+    if tokens & _STRICT_TOKENS:
+        return "strict", (), ()
+    return "fast", tuple(sorted(tokens & _PY_NAMES)), tuple(sorted(tokens & _NP_NAMES))
 
 
 class PublishedStrategy(Strategy):
@@ -343,23 +655,89 @@ class PublishedStrategy(Strategy):
     inner: type = BaseStrategy
     fmt: str = "current"
     fallback: str = "D"
-    swap_random: bool = True
+    #: "" (no random state of its own), "fast" or "strict": see :func:`random_plan`
+    swap_random: str = "strict"
+    _py_names: tuple[str, ...] = ()
+    _np_names: tuple[str, ...] = ()
+    _py_stubs: dict[str, Any] = {}
+    _np_stubs: dict[str, Any] = {}
 
     def __init__(self, game: GameDescription) -> None:
         super().__init__(game)
         self._stock = game.published_as == "CommonPoolDescription"
         self._desc = describe_game(game)
         self.errors = 0
+        if self._stock:
+            self._capacity = self._desc.capacity  # type: ignore[attr-defined]
+        self._py: _random.Random | None = None
+        self._np: np.random.RandomState | None = None
         if self.swap_random:
             seed = _seed_int(self._seed)
             if seed is None:
                 seed = _random.SystemRandom().getrandbits(64)
-            self._py_state = self._py_start = _random.Random(seed).getstate()
-            words = np.random.SeedSequence(seed).generate_state(4)
-            self._np_state = self._np_start = np.random.RandomState(words).get_state()
-            self.player = self._swapped(self.inner, self._desc)
+            self._rng_seed = seed
+            # what goes into the module functions during its calls: stubs until it draws
+            self._py_in, self._np_in = self._py_stubs, self._np_stubs
+            self.player = self._with_rng(self.inner, self._desc)
+            self._call = functools.partial(self._with_rng, self.player)
         else:
-            self.player = self.inner(self._desc)
+            self.player = self._call = self.inner(self._desc)
+
+    # -- random state ---------------------------------------------------------------------
+    def _new_py(self) -> _random.Random:
+        if self._py is None:
+            self._py = _random.Random(self._rng_seed)
+        return self._py
+
+    def _new_np(self) -> np.random.RandomState:
+        if self._np is None:
+            words = np.random.SeedSequence(self._rng_seed).generate_state(4)
+            self._np = np.random.RandomState(words)
+        return self._np
+
+    def _materialise_py(self) -> _random.Random:
+        """Its own Python generator, now in the module functions for the rest of the call."""
+        rng = self._new_py()
+        self._py_in = {k: getattr(rng, k) for k in self._py_names}
+        _PY_GLOBAL.update(self._py_in)
+        return rng
+
+    def _materialise_np(self) -> np.random.RandomState:
+        rs = self._new_np()
+        self._np_in = _np_methods(rs, self._np_names)
+        _NP_GLOBAL.update(self._np_in)
+        return rs
+
+    def _with_rng(self, fn: Any, *args: Any) -> Any:
+        if self.swap_random == "strict":
+            return self._with_states(fn, *args)
+        py, npy = _PY_GLOBAL, _NP_GLOBAL
+        py_in, np_in = self._py_in, self._np_in
+        py_out = {k: py[k] for k in py_in}
+        np_out = {k: npy[k] for k in np_in}
+        prev = _running[0]
+        _running[0] = self
+        py.update(py_in)
+        npy.update(np_in)
+        try:
+            return fn(*args)
+        finally:
+            py.update(py_out)
+            npy.update(np_out)
+            _running[0] = prev
+
+    def _with_states(self, fn: Any, *args: Any) -> Any:
+        g_py, g_np = _random._inst, np.random.mtrand._rand
+        outer_py, outer_np = g_py.getstate(), g_np.get_state()
+        g_py.setstate(self._new_py().getstate())
+        g_np.set_state(self._new_np().get_state())
+        try:
+            return fn(*args)
+        finally:
+            self._py.setstate(g_py.getstate())  # type: ignore[union-attr]
+            self._np.set_state(g_np.get_state())  # type: ignore[union-attr]
+            g_py.setstate(outer_py)
+            g_np.set_state(outer_np)
 
     @property
     def used_rng(self) -> bool:
@@ -368,24 +746,21 @@ class PublishedStrategy(Strategy):
             return True
         if not self.swap_random:
             return False
-        return (
-            self._py_state != self._py_start
-            or not np.array_equal(self._np_state[1], self._np_start[1])
-            or self._np_state[2:] != self._np_start[2:]
-        )
+        if (
+            self._py is not None
+            and self._py.getstate() != _random.Random(self._rng_seed).getstate()
+        ):
+            return True
+        if self._np is not None:
+            now = self._np.get_state()
+            words = np.random.SeedSequence(self._rng_seed).generate_state(4)
+            start = np.random.RandomState(words).get_state()
+            return not np.array_equal(now[1], start[1]) or now[2:] != start[2:]
+        return False
 
-    def _swapped(self, fn: Any, *args: Any) -> Any:
-        outer_py, outer_np = _random.getstate(), np.random.get_state()
-        _random.setstate(self._py_state)
-        np.random.set_state(self._np_state)
-        try:
-            return fn(*args)
-        finally:
-            self._py_state, self._np_state = _random.getstate(), np.random.get_state()
-            _random.setstate(outer_py)
-            np.random.set_state(outer_np)
-
+    # -- the history the authors' engine hands out -------------------------------------------
     def _history(self, history: OurHistory) -> Any:
+        """The authors' history object for ``history`` (any object with our history's API)."""
         t = history.round_number
         if self.fmt == "paper":
             if t == 0:
@@ -395,64 +770,162 @@ class PublishedStrategy(Strategy):
             mask = np.ones(actions.shape[1], dtype=bool)
             mask[me] = False
             return PlayerHistory(
-                _ro(actions[:, me]),
-                _ro(payoffs[:, me]),
+                _ro(actions[:, me].copy()),
+                _ro(payoffs[:, me].copy()),
                 _ro(actions[:, mask]),
                 _ro(payoffs[:, mask]),
             )
         if t == 0:
             return PlayerHistory(_EMPTY_B, _EMPTY_F, _EMPTY_I)
-        my = np.array(history.my_actions, dtype=np.bool_)
         return PlayerHistory(
-            _ro(my),
+            _ro(np.array(history.my_actions, dtype=np.bool_)),
             _ro(np.array(history.my_payoffs, dtype=np.float64)),
-            _ro(np.asarray(history.opponent_cooperators, dtype=np.int_).copy()),
+            _ro(np.array(history.opponent_cooperators, dtype=np.int_)),
         )
 
     def _current_stock(self, history: OurHistory) -> Any:
         # as the authors' engine: the capacity (an int) in round 0, then a numpy float
         if history.round_number == 0:
-            return self._desc.capacity  # type: ignore[attr-defined]
+            return self._capacity
         return np.float64(history.stock)
 
-    def _call(self, history: OurHistory) -> Any:
-        past = self._history(history)
+    def _args(self, history: OurHistory) -> tuple:
+        """The arguments of the published ``__call__`` for ``history``."""
+        if type(history) is not OurHistory:  # another view: built from its public API
+            past = self._history(history)
+            if self.fmt == "paper":
+                t = history.round_number
+                if self._stock:
+                    return (CommonPoolState(t, self._current_stock(history)), past)
+                return (GameState(t), past)
+            return (past, self._current_stock(history)) if self._stock else (past,)
+        store = history._store
+        t = store.round
         if self.fmt == "paper":
-            t = history.round_number
-            if self._stock:
-                return self.player(CommonPoolState(t, self._current_stock(history)), past)
-            return self.player(GameState(t), past)
-        if self._stock:
-            return self.player(past, self._current_stock(history))
-        return self.player(past)
+            if t == 0:
+                state = CommonPoolState(0, self._capacity) if self._stock else GameState(0)
+                return (state, None)
+            r = _round_of(store)
+            a, p, oa = r.paper or r.build_paper(store)
+            j = history._j
+            past = _new(PlayerHistory)
+            past.my_actions, past.my_payoffs, past.opponent_actions = a[j], p[j], oa[j]
+            past._lazy = (r, j)
+            return (r.state(history.match, self._stock), past)
+        past = _new(PlayerHistory)
+        if t == 0:
+            past.my_actions, past.my_payoffs, past.opponent_cooperators = _EMPTY
+            past.round_number = 0
+            return (past, self._capacity) if self._stock else (past,)
+        r = _round_of(store)
+        a, p, o = r.current or r.build_current(store)
+        j = history._j
+        past.my_actions, past.my_payoffs, past.opponent_cooperators = a[j], p[j], o[j]
+        past.round_number = t
+        return (past, r.stocks[history.match]) if self._stock else (past,)
 
     def act(self, history: OurHistory) -> str:
         try:
-            call = self._call
-            answer = self._swapped(call, history) if self.swap_random else call(history)
-            if not isinstance(answer, Action):
-                raise TypeError(f"Strategy returned {type(answer).__name__} instead of Action")
+            answer = self._call(*self._args(history))
+            if answer is Action.C:
+                return "C"
+            if answer is Action.D:
+                return "D"
+            raise TypeError(f"Strategy returned {type(answer).__name__} instead of Action")
         except Exception:
-            self.errors += 1
-            if self.errors > MAX_ERRORS:
-                raise
-            return self.fallback
-        return "C" if answer is Action.C else "D"
+            return self._error()
+
+    def _error(self) -> str:
+        self.errors += 1
+        if self.errors > MAX_ERRORS:
+            raise  # noqa: PLE0704 - re-raises the error being handled by the caller
+        return self.fallback
+
+    # :meth:`act` for the commonest case, unrolled (a call costs a microsecond or two in all):
+    # a class that needs no random state of its own, on our history
+    def _act_current(self, history: OurHistory) -> str:
+        try:
+            if type(history) is not OurHistory:
+                answer = self._call(*self._args(history))
+            else:
+                store = history._store
+                past = _new(PlayerHistory)
+                t = store.round
+                if t:
+                    r = _round_of(store)
+                    a, p, o = r.current or r.build_current(store)
+                    j = history._j
+                    past.my_actions, past.my_payoffs, past.opponent_cooperators = a[j], p[j], o[j]
+                    past.round_number = t
+                    if self._stock:
+                        answer = self._call(past, r.stocks[history.match])
+                    else:
+                        answer = self._call(past)
+                else:
+                    past.my_actions, past.my_payoffs, past.opponent_cooperators = _EMPTY
+                    past.round_number = 0
+                    stock = self._capacity if self._stock else None
+                    answer = self._call(past) if stock is None else self._call(past, stock)
+            if answer is Action.C:
+                return "C"
+            if answer is Action.D:
+                return "D"
+            raise TypeError(f"Strategy returned {type(answer).__name__} instead of Action")
+        except Exception:
+            return self._error()
+
+    def _act_paper(self, history: OurHistory) -> str:
+        try:
+            if type(history) is not OurHistory:
+                answer = self._call(*self._args(history))
+            else:
+                store = history._store
+                t = store.round
+                if t:
+                    r = _round_of(store)
+                    a, p, oa = r.paper or r.build_paper(store)
+                    j = history._j
+                    past = _new(PlayerHistory)
+                    past.my_actions, past.my_payoffs, past.opponent_actions = a[j], p[j], oa[j]
+                    past._lazy = (r, j)
+                    answer = self._call(r.state(history.match, self._stock), past)
+                elif self._stock:
+                    answer = self._call(CommonPoolState(0, self._capacity), None)
+                else:
+                    answer = self._call(GameState(0), None)
+            if answer is Action.C:
+                return "C"
+            if answer is Action.D:
+                return "D"
+            raise TypeError(f"Strategy returned {type(answer).__name__} instead of Action")
+        except Exception:
+            return self._error()
+
+
+_EMPTY = (_EMPTY_B, _EMPTY_F, _EMPTY_I)
+_FAST_ACT = {"current": PublishedStrategy._act_current, "paper": PublishedStrategy._act_paper}
 
 
 def adapt(cls: type) -> type[Strategy]:
     """A :class:`Strategy` subclass that plays published class ``cls``."""
     attitude = attitude_of(cls.__name__)
+    swap, py_names, np_names = random_plan(cls)
+    fmt = call_format(cls)
     return type(
         f"Published_{cls.__name__}",
         (PublishedStrategy,),
         {
             "inner": cls,
             "name": cls.__name__,
-            "fmt": call_format(cls),
+            "fmt": fmt,
             "fallback": "C" if attitude == "collective" else "D",
-            "swap_random": _uses_random(cls),
+            "swap_random": swap,
+            "_py_names": py_names,
+            "_np_names": np_names,
+            "_py_stubs": {k: _PY_STUBS[k] for k in py_names},
+            "_np_stubs": {k: _NP_STUBS[k] for k in np_names},
             "__module__": __name__,
+            "act": _FAST_ACT[fmt],
         },
     )
 
