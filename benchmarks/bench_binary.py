@@ -2,7 +2,8 @@
 
 Prints, for n = 4, 16, 64, 256:
   * strategy calls per second and games per second of the batch engine
-    (``play_batch``) and of the baseline, and their ratio;
+    (``play_batch``) and of the baseline, and their ratio (the engine plays the
+    reference strategies in their vectorised forms: its "calls" are seat-rounds);
 then the wall time of one full self-play scenario and one cultural-evolution
 run (measured on a fraction of the work and extrapolated where a full run would
 be long -- the fraction is printed), for the engine and for the baseline, and
@@ -12,6 +13,14 @@ Both sides play the same strategies (the two bundled reference sets, mixed:
 deterministic and stochastic) with the same rules object and the same history
 API, so the difference is the machinery only.
 
+Then the engine's two paths side by side, in one run (A B A B, CPU seconds of this
+process): A plays every seat with one Python call per strategy-round
+(``engine.VECTOR_FORMS = False``), B plays the reference strategies in their vectorised
+forms; the workloads are the game's self-play scenario at a fraction of its samples and
+the first runs of its cultural-evolution scenario (its own seeds), and the full-size
+times of both scenarios are projected from them.  The two paths' results are checked to
+be identical.
+
 The baseline is what a straightforward Mesa implementation looks like: a
 ``mesa.Model`` with one ``mesa.Agent`` per player; each round every agent
 builds its history view from the model's action matrix (as the paper's
@@ -20,7 +29,7 @@ asks its strategy, and stores its action; the model then computes each
 agent's payoff in a Python loop and a ``DataCollector`` records model and
 agent reporters.
 
-Usage:  python benchmarks/bench_binary.py [--quick] [--game public_goods]
+Usage:  python benchmarks/bench_binary.py [--quick] [--game public_goods] [--paths-only]
 """
 
 from __future__ import annotations
@@ -311,6 +320,84 @@ def bench_evolution(game: str, rows: dict[int, dict[str, float]], quick: bool) -
         )
 
 
+def bench_paths(game: str, quick: bool) -> None:
+    """Per-call (A) vs vectorised (B) path, A B A B, on a self-play and an evolution workload;
+    the projected full-size CPU time of ``<game>/self_play`` and ``<game>/cultural_evolution``."""
+    import pandas as pd
+
+    from mesa_dilemmas.dilemmas.binary import engine
+    from mesa_dilemmas.scenarios.config import load_scenario
+    from mesa_dilemmas.scenarios.cultural_evolution import EvolutionTask, run_evolution_task
+    from mesa_dilemmas.scenarios.experiment import RunContext
+    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment, prepare_sets
+
+    samples = 2 if quick else 10
+    sp_sc, sp_opts = load_scenario(f"{game}/self_play", [f"options.samples={samples}"])
+    ctx = RunContext(out_dir=Path("."), processes=1, progress=False)
+
+    def self_play() -> pd.DataFrame:
+        return SelfPlayExperiment().run(sp_sc, sp_opts, ctx).runs
+
+    ev_sc, ev_opts = load_scenario(f"{game}/cultural_evolution")
+    runs = 1 if quick else 4
+    params, paths, _ = prepare_sets(
+        game, ev_opts.rounds, ev_opts.group_sizes, ev_opts.game_params, ev_opts.sets
+    )
+    specs = [(n, r) for n in ev_opts.group_sizes for r in range(ev_opts.runs)]
+    seeds = np.random.SeedSequence(ev_sc.seed).spawn(len(specs))  # as the scenario seeds its runs
+    dumped = ev_opts.model_dump()
+    tasks = [
+        EvolutionTask(game, params, n, r, paths, dumped, seed)
+        for (n, r), seed in zip(specs, seeds, strict=True)
+        if r < runs
+    ]
+
+    def evolution() -> list[list[float]]:
+        return [run_evolution_task(t)["mean_payoff"].tolist() for t in tasks]
+
+    workloads = {"self_play": self_play, "evolution": evolution}
+    cpu: dict[tuple[str, bool], list[float]] = {}
+    results: dict[tuple[str, bool], object] = {}
+    was = engine.VECTOR_FORMS
+    try:
+        for vector in (False, True, False, True):  # A B A B
+            engine.VECTOR_FORMS = vector
+            for name, fn in workloads.items():
+                c0 = time.process_time()
+                results[name, vector] = fn()
+                cpu.setdefault((name, vector), []).append(time.process_time() - c0)
+    finally:
+        engine.VECTOR_FORMS = was
+    pd.testing.assert_frame_equal(results["self_play", False], results["self_play", True])
+    assert results["evolution", False] == results["evolution", True]
+    generations = sum(len(g) for g in results["evolution", True])  # type: ignore[arg-type]
+
+    sp_scale = sp_opts.samples and 200 / samples
+    ev_scale = ev_opts.runs / runs
+    print(
+        f"\n== {game}: per-call (A) vs vectorised (B) engine path, A B A B, CPU s, one process =="
+    )
+    print(
+        f"self_play at {samples} samples/split (every split, n = {sp_opts.group_sizes}); "
+        f"evolution: the scenario's first {runs} run(s) per group size "
+        f"{ev_opts.group_sizes} ({generations} generations); results identical both ways"
+    )
+    print(f"{'workload':<10} {'A runs':>15} {'B runs':>15} {'A/B':>6} {'full A':>9} {'full B':>9}")
+    for name, scale, full in (
+        ("self_play", sp_scale, f"{game}/self_play"),
+        ("evolution", ev_scale, f"{game}/cultural_evolution"),
+    ):
+        a, b = cpu[name, False], cpu[name, True]
+        print(
+            f"{name:<10} {a[0]:7.2f} {a[1]:7.2f} {b[0]:7.2f} {b[1]:7.2f} {min(a) / min(b):5.1f}x "
+            f"{min(a) * scale:8.0f}s {min(b) * scale:8.0f}s  <- {full} projected (x{scale:g})"
+        )
+    print(
+        "(full = best of the two runs x the scale, the experiment only: tables and figures "
+        "are written on top; with 2 free cores the wall time is about half)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -319,10 +406,17 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller samples (for a smoke run)")
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--skip-scenarios", action="store_true")
+    ap.add_argument(
+        "--paths-only", action="store_true", help="only the per-call vs vectorised comparison"
+    )
     args = ap.parse_args()
+    if args.paths_only:
+        bench_paths(args.game, args.quick)
+        return
     rows = bench_sizes(args.game, args.quick)
     geo = math.exp(statistics.mean(math.log(r["ratio"]) for r in rows.values()))
     print(f"geometric-mean ratio {geo:.1f}x; at n = 256: {rows[256]['ratio']:.1f}x (target >= 5x)")
+    bench_paths(args.game, args.quick)
     if not args.skip_scenarios:
         bench_self_play(args.game, rows, args.quick, args.processes)
         bench_evolution(args.game, rows, args.quick)

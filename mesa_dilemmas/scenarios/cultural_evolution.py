@@ -37,6 +37,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set
+from mesa_dilemmas.dilemmas.binary.engine import Lineups
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, BinaryGame, make_game
 from mesa_dilemmas.scenarios import execution
@@ -155,6 +156,9 @@ class Evolution:
         self.rng = np.random.default_rng(seed)
         self.table = mutation_table(genes_of(self.sets))
         self.sizes = np.array([len(s) for s in self.sets])
+        #: every set's entries in one list; set g's strategy j is ``palette[offsets[g] + j]``
+        self.palette = [e for s in self.sets for e in s]
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.intp)
         pop = opts.population
         self.genes = self.rng.permutation(np.arange(pop) % len(self.sets))
         self.strategies = self._sample_strategies(self.genes)
@@ -176,8 +180,8 @@ class Evolution:
         groups = np.concatenate(
             [rng.permutation(pop).reshape(-1, n) for _ in range(opts.games_per_agent)]
         )
-        sets, genes, strat = self.sets, self.genes.tolist(), self.strategies.tolist()
-        lineups = [[sets[genes[a]][strat[a]] for a in group] for group in groups.tolist()]
+        entry = self.offsets[self.genes] + self.strategies  # each agent's palette index
+        lineups = Lineups(self.palette, entry[groups])
         result = play_batch(self.game, lineups, rng.integers(0, 2**63, size=len(groups)))
         for flag in result.flags:
             self.flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1

@@ -29,6 +29,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_ref
+from mesa_dilemmas.dilemmas.binary.engine import Lineups
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, make_game
 from mesa_dilemmas.scenarios import execution
@@ -212,28 +213,29 @@ def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     pay_c = np.full(task.samples, np.nan)
     coop_rounds = np.zeros(task.rounds)
     flagged: dict[str, list[Any]] = {}  # strategy -> [matches flagged, first reason]
-    is_coll = np.zeros(n, dtype=bool)
     memo = [0, 0]  # answers of deterministic strategies taken from the memo, of the memoisable
     done = 0
+    # lineups as indices into one palette (exploitative entries, then collective ones)
+    palette = [*sets["e"], *sets["c"]]
+    size_e, size_c = len(sets["e"]), len(sets["c"])
     while done < task.samples:
         size = min(per_batch, task.samples - done)
-        lineups, masks = [], []
-        for _ in range(size):
-            members = [sets["e"][j] for j in sample_indices(rng, len(sets["e"]), ne)] + [
-                sets["c"][j] for j in sample_indices(rng, len(sets["c"]), nc)
-            ]
+        index = np.empty((size, n), dtype=np.intp)
+        mask = np.empty((size, n), dtype=bool)
+        for b in range(size):
+            members = np.concatenate(
+                [sample_indices(rng, size_e, ne), sample_indices(rng, size_c, nc) + size_e]
+            )
             seats = rng.permutation(n)
-            lineups.append([members[s] for s in seats])
-            is_coll[:] = seats >= ne
-            masks.append(is_coll.copy())
+            index[b] = members[seats]
+            mask[b] = seats >= ne
         entropies = rng.integers(0, 2**63, size=size)
-        result = play_batch(game, lineups, entropies)
+        result = play_batch(game, Lineups(palette, index), entropies)
         for flag in result.flags:
             flagged.setdefault(flag.strategy, [0, flag.reason])[0] += 1
         memo[0] += result.memo_hits
         memo[1] += result.memo_eligible
         norm = result.normalised
-        mask = np.array(masks)
         sl = slice(done, done + size)
         welfare[sl] = norm.mean(axis=1)
         coop[sl] = result.coop_by_round.sum(axis=1) / (n * task.rounds)

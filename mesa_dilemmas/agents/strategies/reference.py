@@ -27,6 +27,12 @@ Each is named by a short spec string, ``"name"`` or ``"name(arg, ...)"``:
 In ``cc``, ``cd`` and ``threshold`` an integer argument is a count of
 opponents and a float strictly between 0 and 1 is a fraction of the n - 1
 opponents (rounded up), so one spec means the same at n = 4 and n = 256.
+
+Every class here also has a vectorised form (:class:`~.base.VectorForm`) that plays all
+its seats of a batch in a few numpy operations per round, with exactly the answers and
+random draws of its ``act`` (tested: ``tests/test_binary_vector.py``): the conditional
+rules (``all_c``, ``all_d``, ``cc``, ``cd``, ``tft``, ``gtft``, ``tft_endgame``,
+``threshold``) share :class:`ConditionalForm`; ``rnd``, ``ptft`` and ``grim`` have their own.
 """
 
 from __future__ import annotations
@@ -37,7 +43,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mesa_dilemmas.agents.strategies.base import C, D, GameDescription, Strategy
+import numpy as np
+
+from mesa_dilemmas.agents.strategies.base import C, D, GameDescription, Strategy, VectorForm
 from mesa_dilemmas.agents.strategies.history import PlayerHistory
 
 
@@ -46,6 +54,110 @@ def _opponents_needed(x: float, n_players: int) -> int:
     if isinstance(x, float) and 0.0 < x < 1.0:
         return math.ceil(x * (n_players - 1) - 1e-9)
     return int(x)
+
+
+# -- vectorised forms ------------------------------------------------------------------
+
+
+class ConditionalForm(VectorForm):
+    """The conditional rules, per seat: in round 1 cooperate iff ``first``; in the last
+    ``endgame`` rounds defect (no draw); otherwise ``ok`` = at least ``needed`` opponents
+    cooperated last round, answer ``ok`` (or ``not ok`` if ``invert``), and where ``forgive``
+    (gtft) and not ``ok``, draw once and cooperate iff the number is below ``g``."""
+
+    RANDOM = True  # only forgiving seats ever draw
+
+    def __init__(self, game: GameDescription, params: Any, streams: Any) -> None:
+        super().__init__(game, params, streams)
+        self.first = params["first"].astype(bool)
+        self.needed = params["needed"].astype(np.int64)
+        self.invert = params["invert"].astype(bool)
+        self.endgame = params["endgame"].astype(np.int64)
+        self.forgive = np.flatnonzero(params["forgive"].astype(bool))
+        self.g = params["g"][self.forgive]
+        self.any_endgame = bool((self.endgame >= 1).any())
+
+    def act(self, t: int, last_opp: np.ndarray | None) -> np.ndarray:
+        if last_opp is None:
+            out = self.first.copy()
+        else:
+            ok = last_opp >= self.needed
+            out = ok ^ self.invert
+            if len(self.forgive):
+                unhappy = self.forgive[~ok[self.forgive]]
+                if self.any_endgame:  # the endgame answers before anything is drawn
+                    unhappy = unhappy[self.game.n_rounds - t > self.endgame[unhappy]]
+                if len(unhappy):
+                    assert self.streams is not None
+                    u = self.streams.next(unhappy)
+                    out[unhappy] = u < self.g[np.searchsorted(self.forgive, unhappy)]
+        if self.any_endgame:
+            out[self.game.n_rounds - t <= self.endgame] = False
+        return out
+
+
+class RandomForm(VectorForm):
+    """``rnd(p)``: one draw per seat per round, cooperate iff it is below p."""
+
+    RANDOM = True
+    READS_HISTORY = False
+
+    def __init__(self, game: GameDescription, params: Any, streams: Any) -> None:
+        super().__init__(game, params, streams)
+        self.p = params["p"].astype(np.float64)
+
+    def act(self, t: int, last_opp: np.ndarray | None) -> np.ndarray:
+        assert self.streams is not None
+        return self.streams.next_all() < self.p
+
+
+class ProportionalForm(VectorForm):
+    """``ptft``: cooperate first; then draw once and cooperate with last round's opponent share."""
+
+    RANDOM = True
+
+    def __init__(self, game: GameDescription, params: Any, streams: Any) -> None:
+        super().__init__(game, params, streams)
+        self.size = len(params["ptft"])
+
+    def act(self, t: int, last_opp: np.ndarray | None) -> np.ndarray:
+        if t == 0:
+            return np.ones(self.size, dtype=bool)
+        assert self.streams is not None and last_opp is not None
+        return self.streams.next_all() * (self.game.n_players - 1) < last_opp
+
+
+class GrimForm(VectorForm):
+    """``grim(tol)``: cooperate until more than ``allowed`` opponents defect in a round."""
+
+    def __init__(self, game: GameDescription, params: Any, streams: Any) -> None:
+        super().__init__(game, params, streams)
+        self.allowed = params["allowed"].astype(np.int64)
+        self.triggered = np.zeros(len(self.allowed), dtype=bool)
+
+    def act(self, t: int, last_opp: np.ndarray | None) -> np.ndarray:
+        if last_opp is not None:
+            self.triggered |= (self.game.n_players - 1 - last_opp) > self.allowed
+        return ~self.triggered
+
+
+def _count(x: int) -> float:
+    """A count compared with opponent counts or rounds left, clipped to where the comparison
+    still means the same (so that it fits the forms' integer arrays exactly)."""
+    return float(max(-1, min(int(x), 1 << 40)))
+
+
+def _conditional(
+    first: bool, needed: int, invert: bool = False, endgame: int = 0, g: float | None = None
+) -> dict[str, float]:
+    return {
+        "first": float(first),
+        "needed": _count(needed),
+        "invert": float(invert),
+        "endgame": _count(endgame),
+        "forgive": float(g is not None),
+        "g": 0.0 if g is None else float(g),
+    }
 
 
 class AlwaysCooperate(Strategy):
@@ -57,6 +169,11 @@ class AlwaysCooperate(Strategy):
     def act(self, history: PlayerHistory) -> str:
         return C
 
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=True, needed=0)
+
 
 class AlwaysDefect(Strategy):
     """Defects in every round."""
@@ -66,6 +183,11 @@ class AlwaysDefect(Strategy):
 
     def act(self, history: PlayerHistory) -> str:
         return D
+
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=False, needed=0, invert=True)
 
 
 class RandomStrategy(Strategy):
@@ -82,6 +204,11 @@ class RandomStrategy(Strategy):
 
     def act(self, history: PlayerHistory) -> str:
         return C if self.rng.random() < self.p else D
+
+    vector_form = RandomForm
+
+    def vector_params(self) -> dict[str, float]:
+        return {"p": self.p}
 
 
 class ConditionalCooperator(Strategy):
@@ -101,6 +228,11 @@ class ConditionalCooperator(Strategy):
         last = history.last_opponent_cooperators
         return C if last is None or last >= self.needed else D
 
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=True, needed=self.needed)
+
 
 class ConditionalDefector(ConditionalCooperator):
     """CD(x): the mirror of CC(x) -- defects first, then defects iff at least x opponents
@@ -116,6 +248,11 @@ class ConditionalDefector(ConditionalCooperator):
         last = history.last_opponent_cooperators
         return D if last is None or last >= self.needed else C
 
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=False, needed=self.needed, invert=True)
+
 
 class TitForTat(ConditionalCooperator):
     """n-player tit-for-tat: CC with the threshold a fraction q of the opponents."""
@@ -129,6 +266,11 @@ class TitForTat(ConditionalCooperator):
     def __init__(self, game: GameDescription, q: float = 0.5) -> None:
         Strategy.__init__(self, game)
         self.needed = max(0, math.ceil(q * (game.n_players - 1) - 1e-9))
+
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=True, needed=self.needed)
 
 
 class ProportionalTitForTat(Strategy):
@@ -145,6 +287,11 @@ class ProportionalTitForTat(Strategy):
         if last is None:
             return C
         return C if self.rng.random() * (history.n_players - 1) < last else D
+
+    vector_form = ProportionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return {"ptft": 1.0}
 
 
 class GenerousTitForTat(TitForTat):
@@ -167,6 +314,11 @@ class GenerousTitForTat(TitForTat):
             return C
         return C if self.rng.random() < self.g else D
 
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=True, needed=self.needed, g=self.g)
+
 
 class EndgameTitForTat(TitForTat):
     """``tft(q)`` that defects in the last e rounds, when retaliation can no longer follow."""
@@ -184,6 +336,11 @@ class EndgameTitForTat(TitForTat):
         if history.rounds_left <= self.e:
             return D
         return super().act(history)
+
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=True, needed=self.needed, endgame=self.e)
 
 
 class GrimTrigger(Strategy):
@@ -207,6 +364,11 @@ class GrimTrigger(Strategy):
                 self.triggered = True
         return D if self.triggered else C
 
+    vector_form = GrimForm
+
+    def vector_params(self) -> dict[str, float]:
+        return {"allowed": _count(self.allowed)}
+
 
 class ThresholdCooperator(Strategy):
     """Threshold games: cooperate iff last round's cooperators would, with me, reach the threshold."""
@@ -229,6 +391,11 @@ class ThresholdCooperator(Strategy):
     def act(self, history: PlayerHistory) -> str:
         last = history.last_opponent_cooperators
         return C if last is None or last >= self.needed else D
+
+    vector_form = ConditionalForm
+
+    def vector_params(self) -> dict[str, float]:
+        return _conditional(first=True, needed=self.needed)
 
 
 #: spec name -> strategy class

@@ -10,9 +10,10 @@ Three pieces, used by every C/D game alike (each game's package holds only its o
   ``ORDER``, ``PUBLISHED_AS``, ``example_params``); the list of C/D games is
   :func:`binary_games`, read from the registry.
 * :func:`play_batch` -- the fast engine: B matches of n strategies played in
-  lock-step.  Per round it makes exactly one Python call per strategy; history,
-  payoffs and bookkeeping are numpy operations on (B, n) arrays.  Self-play,
-  cultural evolution and the behavioural analysis all run on it.
+  lock-step.  Per round it makes one Python call per strategy, or, for strategies
+  with a vectorised form (the reference strategies), a few numpy operations for all
+  their seats at once; history, payoffs and bookkeeping are numpy operations on
+  (B, n) arrays.  Self-play, cultural evolution and the behavioural analysis all run on it.
 * :class:`BinaryDilemmaModel` -- the Mesa model: real ``DilemmaAgent`` agents
   whose policies answer ``<game>.action`` decisions through the broker, a
   ``DataCollector`` for the dashboard.  It applies the same ``BinaryGame``
@@ -53,7 +54,7 @@ from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
 from mesa_dilemmas.agents.strategies.policy import StrategyPolicy
 from mesa_dilemmas.dilemmas.base import DilemmaModel
-from mesa_dilemmas.dilemmas.binary.engine import BatchResult, play_in_process
+from mesa_dilemmas.dilemmas.binary.engine import BatchResult, Lineups, play_in_process
 from mesa_dilemmas.dilemmas.binary.rules import (
     ACTION_SPEC,
     DEFAULT_ROUNDS,
@@ -70,23 +71,30 @@ def play_batch(
     scripted: np.ndarray | None = None,
     rounds: int | None = None,
     keep_history: bool = False,
+    vectorised: bool | None = None,
 ) -> BatchResult:
-    """Play ``len(lineups)`` matches of ``game`` simultaneously, one Python call per strategy-round.
+    """Play ``len(lineups)`` matches of ``game`` simultaneously.
 
     ``lineups[b][i]`` is the strategy in seat i of match b (``None`` for a
     scripted seat whose actions are ``scripted[b, i, t]`` -- the behavioural
     analysis scripts opponents).  ``entropies[b]`` seeds match b's strategies.
     ``rounds`` stops after that many rounds while strategies are still told the
-    game lasts ``game.n_rounds`` (again for the analysis).
+    game lasts ``game.n_rounds`` (again for the analysis).  ``lineups`` may be a
+    :class:`~mesa_dilemmas.dilemmas.binary.engine.Lineups` (indices into a palette).
+    ``vectorised``: play strategies with a vectorised form in it (None: the engine's
+    default, ``engine.VECTOR_FORMS``); the results are identical either way.
     """
+    lineups = Lineups.of(lineups, game.n_players)  # checks the lineups' lengths
+    if not all(e.trusted for e in lineups.used_entries()):
+        return play_sandboxed(game, list(lineups), entropies, scripted, rounds, keep_history)
     # a batch allocates tens of thousands of small objects that all live until its end; the
     # cyclic GC would rescan them again and again (measured: up to 45% of the run time)
-    if any(e is not None and not e.trusted for lineup in lineups for e in lineup):
-        return play_sandboxed(game, lineups, entropies, scripted, rounds, keep_history)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return play_in_process(game, lineups, entropies, scripted, rounds, keep_history)
+        return play_in_process(
+            game, lineups, entropies, scripted, rounds, keep_history, vectorised=vectorised
+        )
     finally:
         if was_enabled:
             gc.enable()
