@@ -89,8 +89,7 @@ class BatchExperiment:
             workers=workers,
             max_runs=max_runs,
             replications_per_chunk=options.replications_per_chunk,
-            # lockstep and vector chunks advance their runs together: bigger chunks are faster
-            per_worker=1 if lockstep or engine == "vector" else CHUNKS_PER_WORKER,
+            per_worker=1 if lockstep else CHUNKS_PER_WORKER,
         )
         partial_dir = ctx.out_dir / "partial"
         partial_dir.mkdir(exist_ok=True)
