@@ -96,9 +96,9 @@ class Lineups(Sequence[list[StrategyEntry | None]]):
         """Lists of entries (``None``: scripted) as a palette and an index; checks their length."""
         if isinstance(lineups, Lineups):
             if lineups.index.shape[1:] != (n,) and len(lineups.index):
+                b = 0
                 raise ValueError(
-                    f"play_batch: every match has {lineups.index.shape[1]} players, "
-                    f"the game has {n}"
+                    f"play_batch: match {b} has {lineups.index.shape[1]} players, the game has {n}"
                 )
             return lineups
         ids: dict[int, int] = {}
