@@ -9,6 +9,7 @@ from mesa_dilemmas.agents.strategies.base import (
     GameDescription,
     Strategy,
 )
+from mesa_dilemmas.agents.strategies.formats import StrategyFormat, strategy_formats
 from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
 from mesa_dilemmas.agents.strategies.loader import (
     StrategyEntry,
@@ -32,10 +33,12 @@ __all__ = [
     "REFERENCE",
     "Strategy",
     "StrategyEntry",
+    "StrategyFormat",
     "StrategyPolicy",
     "StrategySet",
     "available_sets",
     "load_strategy_set",
     "parse_spec",
     "resolve_strategy",
+    "strategy_formats",
 ]

@@ -47,8 +47,11 @@ read inside a sandbox worker (:mod:`mesa_dilemmas.agents.strategies.sandbox`)
 and the run gets only plain metadata back; its entries carry the module path
 and class name (``trusted=False``, ``cls=None``) and are only ever
 instantiated in a worker.  A set that is only a manifest of reference
-strategies is read in-process.  Files in the published format of paper 002's
-authors load the same way (:mod:`mesa_dilemmas.agents.strategies.published`).
+strategies is read in-process.  Files in other formats -- such as the published
+format of paper 002's authors (:mod:`mesa_dilemmas.agents.strategies.published`) -- load
+the same way: each format is a :class:`~mesa_dilemmas.agents.strategies.formats.StrategyFormat`
+registered under the entry point group ``mesa_dilemmas.strategy_formats``
+(:mod:`mesa_dilemmas.agents.strategies.formats` says which hook is asked when).
 Sets are looked up by name among the bundled sets (``sets/`` next to this
 file) and the directories listed in ``MESA_DILEMMAS_STRATEGY_PATH``
 (``os.pathsep``-separated), or given by path.  The LLM pipeline that writes
@@ -71,6 +74,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from mesa_dilemmas.agents.strategies import formats
 from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy
 from mesa_dilemmas.agents.strategies.reference import reference_label, reference_params
 
@@ -101,8 +105,9 @@ class StrategyEntry:
     module: str | None = None
     #: class name in ``module``
     class_name: str | None = None
-    #: "native" (our Strategy interface) or "published" (paper 002's authors' interface)
-    interface: str = "native"
+    #: the name of the entry's strategy format (:mod:`.formats`): "native" (our Strategy
+    #: interface), "published" (paper 002's authors' interface) or a registered one
+    interface: str = formats.NATIVE
     #: known from the checks: same answers under any seed, no random draws (None: not known);
     #: such a strategy's answers may be memoised by history
     deterministic: bool | None = None
@@ -221,9 +226,7 @@ def _import_path(path: Path) -> ModuleType:
     module_name = f"mesa_dilemmas._strategy_sets.m{digest}_{path.stem}"
     if module_name in sys.modules:
         return sys.modules[module_name]
-    from mesa_dilemmas.agents.strategies.published import install_shims
-
-    install_shims()
+    formats.prepare_all()
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import strategy module {path}")
@@ -237,53 +240,43 @@ def _import_path(path: Path) -> ModuleType:
     return module
 
 
-def _module_classes(module: ModuleType) -> list[type[Strategy]]:
-    native = [
-        obj
-        for obj in vars(module).values()
-        if inspect.isclass(obj)
-        and issubclass(obj, Strategy)
-        and obj.__module__ == module.__name__
-        and "act" in vars(obj)
-    ]
-    if native:
-        return native
-    from mesa_dilemmas.agents.strategies.published import published_classes
-
-    return published_classes(module)
+#: a module's strategy format and classes (no format: no classes)
+_Found = tuple[formats.StrategyFormat | None, list[type]]
 
 
-def _import_classes(file: Path, problems: list[str] | None) -> list[type[Strategy]]:
-    """The strategy classes of one file; with ``problems`` given, a failing import is noted, not raised."""
+def _import_classes(file: Path, problems: list[str] | None) -> _Found:
+    """The format and strategy classes of one file; with ``problems`` given, a failing import is
+    noted, not raised."""
     if problems is None:
-        return _module_classes(_import_path(file))
+        return formats.module_classes(_import_path(file))
     try:
-        return _module_classes(_import_path(file))
+        return formats.module_classes(_import_path(file))
     except BaseException as exc:  # noqa: BLE001 - runs in a sandbox worker: every failure is a finding
         problems.append(f"{file.name}: import failed: {type(exc).__name__}: {exc}"[:500])
-        return []
+        return None, []
 
 
 def _entry_from_class(
-    cls: type[Strategy], set_meta: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
+    cls: type,
+    fmt: formats.StrategyFormat,
+    set_meta: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
 ) -> StrategyEntry:
-    from mesa_dilemmas.agents.strategies.published import attitude_of
-
     o = dict(overrides or {})
     doc = inspect.getdoc(cls) or ""
     return StrategyEntry(
         name=o.get("name") or getattr(cls, "name", None) or cls.__name__,
-        cls=cls,  # type: ignore[arg-type]  # a published-format class in a worker
+        cls=cls,  # type: ignore[arg-type]  # a class of another format in a worker
         params=dict(o.get("params") or {}),
         description=o.get("description") or getattr(cls, "description", None) or doc,
         attitude=o.get("attitude")
         or getattr(cls, "attitude", None)
-        or (None if issubclass(cls, Strategy) else attitude_of(cls.__name__))
+        or fmt.attitude(cls)
         or set_meta.get("attitude"),
         source=o.get("source") or getattr(cls, "source", None) or set_meta.get("source"),
         games=tuple(o.get("games") or getattr(cls, "games", ()) or set_meta.get("games") or ()),
         set_name=set_meta.get("name"),
-        interface="native" if issubclass(cls, Strategy) else "published",
+        interface=fmt.name,
     )
 
 
@@ -324,16 +317,18 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
         if "modules" in meta
         else sorted(p for p in path.glob("*.py") if p.name != "__init__.py")
     )
-    classes: dict[str, type[Strategy]] = {}
-    by_file: dict[tuple[str, str], type[Strategy]] = {}
+    classes: dict[str, tuple[type, formats.StrategyFormat]] = {}
+    by_file: dict[tuple[str, str], tuple[type, formats.StrategyFormat]] = {}
     for file in module_files:
-        for cls in _import_classes(file, problems):
-            classes.setdefault(cls.__name__, cls)
-            by_file[(file.name, cls.__name__)] = cls
+        fmt, found_classes = _import_classes(file, problems)
+        for cls in found_classes:
+            assert fmt is not None  # classes come with the format that found them
+            classes.setdefault(cls.__name__, (cls, fmt))
+            by_file[(file.name, cls.__name__)] = (cls, fmt)
     listed = meta.get("strategies", [])
     entries: list[StrategyEntry] = []
     if not any("class" in item for item in listed):
-        entries.extend(_entry_from_class(cls, meta) for cls in classes.values())
+        entries.extend(_entry_from_class(cls, fmt, meta) for cls, fmt in classes.values())
     for i, item in enumerate(listed):
         extra = set(item) - {
             "ref",
@@ -380,7 +375,7 @@ def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySe
                 raise ValueError(
                     f"{manifest_path}: strategies[{i}]: no class {item['class']!r} in the set's modules"
                 )
-            entry = _entry_from_class(found, meta, item)
+            entry = _entry_from_class(*found, meta, item)
         for key in ("deterministic", "anonymous"):
             if isinstance(item.get(key), bool):
                 entry = StrategyEntry(**{**entry.__dict__, key: item[key]})
@@ -406,24 +401,19 @@ def _load_module(path: Path, problems: list[str] | None = None) -> StrategySet:
             raise
         problems.append(f"{path.name}: import failed: {type(exc).__name__}: {exc}"[:500])
         module = ModuleType(path.stem)
-    classes = _module_classes(module) if module.__dict__.get("__file__") else []
-    published = bool(classes) and not issubclass(classes[0], Strategy)
-    from mesa_dilemmas.agents.strategies.published import published_games
-
+    fmt, classes = formats.module_classes(module) if module.__dict__.get("__file__") else (None, [])
     meta = {
         "name": getattr(module, "NAME", path.stem),
-        # a published file is one model's strategies: ``strategies/<game>/<model>.py``
-        "source": getattr(module, "SOURCE", path.stem if published else None),
+        # the format may know who wrote a file that does not say (a published file is one
+        # model's strategies: ``strategies/<game>/<model>.py``)
+        "source": getattr(module, "SOURCE", fmt.file_source(path) if fmt else None),
         "attitude": getattr(module, "ATTITUDE", None),
         "games": tuple(
-            getattr(module, "GAMES", ())
-            or ((path.parent.name,) if published and path.parent.name in published_games() else ())
+            getattr(module, "GAMES", ()) or (fmt.folder_games(path.parent) if fmt else ())
         ),
     }
-    entries = [_entry_from_class(cls, meta) for cls in classes]
-    from mesa_dilemmas.agents.strategies.published import read_descriptions
-
-    described = read_descriptions(path)
+    entries = [_entry_from_class(cls, fmt, meta) for cls in classes if fmt is not None]
+    described = formats.descriptions_beside(path)
     if described:
         entries = [
             StrategyEntry(**{**e.__dict__, "description": described[e.name]})
@@ -448,8 +438,6 @@ def _load_folder(path: Path, problems: list[str] | None = None, tick: Any = None
     """A folder of strategy files without a manifest, such as the authors' folder of one game
     (``strategies/<game>/<model>.py`` with ``<model>_descriptions.py``): one set, each
     strategy named ``<file>/<class>`` with its file's stem as its source (the model)."""
-    from mesa_dilemmas.agents.strategies.published import published_games
-
     entries: list[StrategyEntry] = []
     for file in strategy_files(path):
         if tick is not None:  # one file is one step of the worker's progress (its time limit)
@@ -469,7 +457,7 @@ def _load_folder(path: Path, problems: list[str] | None = None, tick: Any = None
         name=path.name,
         entries=entries,
         source=next(iter(sources)) if len(sources) == 1 else None,
-        games=(path.name,) if path.name in published_games() else (),
+        games=formats.games_of_folder(path),
         description=f"the strategy files in {path}",
         path=path,
         problems=problems if problems is not None else [],
@@ -705,6 +693,12 @@ def _text(value: Any, field_name: str, limit: int = 100_000, optional: bool = Tr
     return value[:limit]
 
 
+def _interface(name: Any) -> str:
+    """A worker's interface name, if it names a registered format; else native."""
+    fmt = formats.format_named(name)
+    return formats.NATIVE if fmt is None else fmt.name
+
+
 def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
     """The run's side: rebuild a set from a worker's description, checking every field."""
     entries: list[StrategyEntry] = []
@@ -740,7 +734,7 @@ def set_from_description(meta: dict[str, Any], path: Path) -> StrategySet:
                 params=params,
                 module=module,
                 class_name=_text(item.get("class"), "class", 200, optional=False),
-                interface="published" if item.get("interface") == "published" else "native",
+                interface=_interface(item.get("interface")),
                 deterministic=deterministic,
                 anonymous=anonymous,
                 **common,  # type: ignore[arg-type]
@@ -774,10 +768,9 @@ def entry_class(ref: Mapping[str, Any]) -> tuple[type[Strategy], dict[str, Any]]
         return obj, params
     module = _import_path(Path(ref["module"]))
     cls = getattr(module, ref["class"])
-    if ref.get("interface") == "published":
-        from mesa_dilemmas.agents.strategies.published import adapt
-
-        cls = adapt(cls)
+    fmt = formats.format_named(ref.get("interface"))
+    if fmt is not None:  # how a class of its format is played (native: as it is)
+        cls = fmt.adapt(cls)
     return cls, params
 
 

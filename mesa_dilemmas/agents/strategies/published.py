@@ -46,6 +46,9 @@ row views), so a call costs about a microsecond beyond the strategy's own code.
 
 The ``emergent_llm`` modules are stand-ins registered in the sandbox worker that
 imports such a file (the authors' package is not needed).
+
+The loader reads these files through :data:`FORMAT`, registered as the strategy format
+``published`` (entry point group ``mesa_dilemmas.strategy_formats``, :mod:`.formats`).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy, _seed_int
+from mesa_dilemmas.agents.strategies.formats import StrategyFormat
 from mesa_dilemmas.agents.strategies.history import PlayerHistory as OurHistory
 
 SHIM = "emergent_llm"
@@ -978,3 +982,31 @@ def read_descriptions(code: Path) -> dict[str, str]:
                         out[str(key)] = str(item["description"])
             return out
     return {}
+
+
+def _folder_games(folder: Path) -> tuple[str, ...]:
+    """The game a folder of published files is named for (``strategies/<game>/``), if registered."""
+    return (folder.name,) if folder.name in published_games() else ()
+
+
+def _attitude(cls: type) -> str | None:
+    return attitude_of(cls.__name__)
+
+
+def _file_source(path: Path) -> str:
+    """A published file is one model's strategies: ``strategies/<game>/<model>.py``."""
+    return path.stem
+
+
+#: the published format, as the loader reads it (asked after the native format)
+FORMAT = StrategyFormat(
+    name="published",
+    classes=published_classes,
+    priority=100,
+    prepare=install_shims,
+    attitude=_attitude,
+    file_source=_file_source,
+    folder_games=_folder_games,
+    descriptions=read_descriptions,
+    adapt=adapt,
+)
