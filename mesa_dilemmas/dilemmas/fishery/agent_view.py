@@ -45,30 +45,28 @@ def policy_words(text: str) -> str:
 def fishery_villagers(game: Any) -> list[dict[str, Any]]:
     """One row per villager: where it sits around the lake and what the view shows of it."""
     villagers = list(game.villagers)
-    language = getattr(game, "language", None)
     rows = []
     for v in villagers:
-        s = v.slot
-        x, y = ring(s, len(villagers))
-        alive = bool(game.alive[s])
-        punished = int(game.punished[s])
+        x, y = ring(v.slot, len(villagers))
+        alive = bool(v.alive)
+        punished = int(v.punished)
         text_norm = getattr(v, "norm_text", None)
         rows.append(
             {
                 "x": x,
                 "y": y,
                 "villager": int(v.unique_id),
-                "kind": "LLM" if language is not None and language[s] else "rule",
+                "kind": "LLM" if v.language else "rule",
                 "disposition": str(v.persona.disposition),
                 "state": "starved"
                 if not alive
                 else ("punished this round" if punished else "fishing"),
-                "effort": round(float(game.effort[s]), 3),
-                "catch": round(float(game.harvest[s]), 2),
-                "wealth": round(float(game.wealth[s]), 1),
+                "effort": round(float(v.effort), 3),
+                "catch": round(float(v.harvest), 2),
+                "wealth": round(float(v.wealth), 1),
                 "punished this round": punished,
-                "punishes with probability": round(float(game.punish_p[s]), 2),
-                "personal norm": text_norm or f"catch at most {float(game.norm[s]):.2f}",
+                "punishes with probability": round(float(v.punishing), 2),
+                "personal norm": text_norm or f"catch at most {float(v.personal_norm):.2f}",
             }
         )
     return rows

@@ -64,7 +64,6 @@ def prompt_fields(
     when the villager sees everyone), ``lake_text`` and ``hint_text`` are the same for every
     villager of a round; ``own_norm_text`` (its personal strategy) and ``own_text`` (its own
     row, or the few peers it sampled and its own row) are its own."""
-    slot = v.slot
     me = v.unique_id
     intro = "Every villager follows a fishing rule of its own"
     if model.group_decision:
@@ -72,7 +71,7 @@ def prompt_fields(
         intro += f'\n\nShared community policy: "{model.shared_policy}"'
     else:
         intro += "."
-    own = {"id": me, "effort": float(model.effort[slot]), "payoff": float(model.wealth[slot])}
+    own = {"id": me, "effort": float(v.effort), "payoff": float(v.wealth)}
     own_row = _table([own], me)
     if not model.rounds_fished:  # the first harvest: no effort has been seen yet (an LLM
         # villager starts from its norm texts alone, never from rule-drawn efforts)

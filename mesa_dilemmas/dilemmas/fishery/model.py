@@ -50,6 +50,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import mesa
 import numpy as np
+from mesa.agentset import AgentSet
 from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
@@ -91,35 +92,97 @@ NO_ONE = "none"
 
 
 class Villager(DilemmaAgent):
-    """A fisher. Its numbers live in the model's arrays at ``slot``; these properties
-    let the DataCollector and the dashboard read them like ordinary attributes.
-    ``norm_text`` is the personal strategy of a language (LLM) villager, else None."""
+    """A fisher. Its state lives on it, as plain attributes (``slot`` is its seat, 0..n-1):
 
-    norm_text: str | None = None
+    * ``strategy_effort`` -- e, its imitable effort propensity (a language villager's is only
+      the fallback for an unusable answer: it plays the effort it answers);
+    * ``effort`` -- the effort it exerted this round (e before the first harvest, 0 once starved);
+    * ``monitoring`` -- m, the probability that it inspects the peer it is shown;
+    * ``punishing`` -- p, the probability that it punishes an inspected peer above the group norm;
+    * ``personal_norm`` -- g, its preferred cap on its own harvest, in fish;
+    * ``wealth`` -- P, its total payoff so far (below 0 it starves);
+    * ``round_payoff`` -- this round's payoff: harvest - c, less fines and punishing costs;
+    * ``payoff_avg`` -- the moving average of its round payoffs that imitation compares;
+    * ``harvest`` -- its catch this round, in fish (0 for the starved);
+    * ``punished`` -- how many villagers punished it this round;
+    * ``alive`` -- False once it starved (it is then removed from the model's agents);
+    * ``language`` -- whether it is a language (LLM) villager, whose norms are text;
+    * ``norm_text`` -- a language villager's personal strategy, else None."""
 
-    @property
-    def effort(self) -> float:
-        return float(self.model.effort[self.slot])
+    def __init__(
+        self,
+        model: mesa.Model,
+        policy: Policy,
+        persona: Persona,
+        *,
+        strategy: tuple[float, float, float, float],
+        wealth: float,
+        language: bool = False,
+    ) -> None:
+        """``strategy`` is the drawn (e, m, p, g); a language villager's ``norm_text`` is its
+        persona's strategy text."""
+        e, m, p, g = strategy
+        self.strategy_effort = self.effort = e
+        self.monitoring = m
+        self.punishing = p
+        self.personal_norm = g
+        self.wealth = wealth
+        self.round_payoff = 0.0
+        self.payoff_avg = 0.0
+        self.harvest = 0.0
+        self.punished = 0
+        self.alive = True
+        self.language = language
+        self.norm_text: str | None = persona.strategy_text if language else None
+        super().__init__(model, policy, persona)
 
-    @property
-    def monitoring(self) -> float:
-        return float(self.model.monitor[self.slot])
+    def settle(self, payoff_ema: float) -> None:
+        """Add this round's payoff to its wealth and to the moving average (weight ``payoff_ema``)."""
+        self.wealth += self.round_payoff
+        self.payoff_avg = (1 - payoff_ema) * self.payoff_avg + payoff_ema * self.round_payoff
 
-    @property
-    def punishing(self) -> float:
-        return float(self.model.punish_p[self.slot])
+    def starve(self) -> None:
+        """Die of hunger: it stops fishing and leaves the model's agents (its seat stays)."""
+        self.alive = False
+        self.effort = self.strategy_effort = 0.0
+        self.remove()
 
-    @property
-    def personal_norm(self) -> float:
-        return float(self.model.norm[self.slot])
 
-    @property
-    def wealth(self) -> float:
-        return float(self.model.wealth[self.slot])
+class SeatArray(np.ndarray):
+    """One villager attribute over every seat, in seat order (the starved included), as a numpy
+    array built from the agents on each read.  Assigning into it (``model.monitor[:] = 1.0``)
+    writes the values back to the agents; its slices and results are plain copies."""
 
-    @property
-    def harvest(self) -> float:
-        return float(self.model.harvest[self.slot])
+    def __new__(cls, seats: list[Villager], attr: str, dtype: type) -> SeatArray:
+        column = np.array([getattr(v, attr) for v in seats], dtype=dtype).view(cls)
+        column._seats, column._attr = seats, attr
+        return column
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._seats: list[Villager] | None = None
+        self._attr = ""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if self._seats is not None:
+            for v, x in zip(self._seats, self.tolist(), strict=True):
+                setattr(v, self._attr, x)
+
+
+class SeatColumn:
+    """``model.<name>``: the villagers' ``attr`` as a :class:`SeatArray` (for the data views,
+    analyses and tests that read -- or set -- the whole population at once)."""
+
+    def __init__(self, attr: str, dtype: type = float) -> None:
+        self.attr, self.dtype = attr, dtype
+
+    def __get__(self, model: Any, owner: type | None = None) -> Any:
+        if model is None:
+            return self
+        return SeatArray(model.villagers, self.attr, self.dtype)
+
+    def __set__(self, model: Any, values: Any) -> None:
+        SeatArray(model.villagers, self.attr, self.dtype)[:] = values
 
 
 #: the fishery's rule players by name (a population's ``rule = "..."``)
@@ -151,6 +214,33 @@ class FisheryModel(DilemmaModel):
     PROMPTS_DIR: ClassVar[Any] = prompts_dir()
     #: the step reporter of LLM decisions per LLM agent and round (summary.json llm_per_round)
     LLM_DECISIONS_REPORTER: ClassVar[str] = "llm_decisions_per_villager"
+
+    # Each villager's state lives on its agent (see :class:`Villager`); these read it over every
+    # seat in seat order, as numpy arrays, under the names the data views and analyses use.
+    #: the imitable effort propensity e of each seat
+    strategy_effort = SeatColumn("strategy_effort")
+    #: the effort each seat exerted this round
+    effort = SeatColumn("effort")
+    #: the monitoring probability m of each seat
+    monitor = SeatColumn("monitoring")
+    #: the punishing probability p of each seat
+    punish_p = SeatColumn("punishing")
+    #: the personal norm g (harvest cap, fish) of each seat
+    norm = SeatColumn("personal_norm")
+    #: the wealth P of each seat
+    wealth = SeatColumn("wealth")
+    #: the payoff moving average of each seat
+    payoff_avg = SeatColumn("payoff_avg")
+    #: this round's payoff of each seat
+    round_payoff = SeatColumn("round_payoff")
+    #: this round's catch of each seat
+    harvest = SeatColumn("harvest")
+    #: whether each seat's villager is alive
+    alive = SeatColumn("alive", bool)
+    #: how many punished each seat this round
+    punished = SeatColumn("punished", int)
+    #: whether each seat holds a language (LLM) villager
+    language = SeatColumn("language", bool)
 
     def __init__(
         self,
@@ -365,55 +455,51 @@ class FisheryModel(DilemmaModel):
 
         n = n_agents
         self.stock = capacity * initial_stock
-        self.strategy_effort = np.zeros(n)  # the imitable effort propensity e
-        self.effort = np.zeros(n)  # the effort actually exerted this round
-        self.monitor = np.zeros(n)
-        self.punish_p = np.zeros(n)
-        self.norm = np.zeros(n)
-        self.wealth = np.full(n, float(initial_wealth))
-        self.payoff_avg = np.zeros(n)
-        self.round_payoff = np.zeros(n)
-        self.harvest = np.zeros(n)
-        self.alive = np.ones(n, dtype=bool)
-        self.punished = np.zeros(n, dtype=int)
         #: this round's sanctions as (punisher slot, punished slot), in the order they were given
         self.sanctions: list[tuple[int, int]] = []
-        self.villagers: list[Villager] = []
-        self.language = np.zeros(n, dtype=bool)  # villagers whose norms are text (LLM villagers)
 
         dispositions = self._dispositions(population, altruism_ratio)
         self.population = self.population_from_params(
             {"players": players, "llm_agents": llm_agents, "llm": llm}
         )
+        drawn: dict[int, tuple[float, float, float, float]] = {}  # each seat's (e, m, p, g)
+        language: set[int] = set()  # the seats of language villagers
 
         def persona_of(slot: int, group: Group | None) -> Persona:
             disposition = dispositions[slot]
-            e, m, p, g = draw_strategy(
+            drawn[slot] = draw_strategy(
                 self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max)
             )
-            self.strategy_effort[slot], self.monitor[slot], self.punish_p[slot] = e, m, p
-            self.norm[slot] = g
-            self.effort[slot] = e
             persona = self.population.persona_for(group, Persona(disposition=disposition))
             if (
                 group is not None and group.kind != "rule"
             ):  # a language villager: its norms are text
                 text = persona.strategy_text or initial_strategy(persona.disposition, self.rng)
                 persona = replace(persona, strategy_text=text)
-                self.language[slot] = True
+                language.add(slot)
             return persona
 
         def villager(slot: int, policy: Policy, persona: Persona) -> Villager:
-            agent = Villager(self, policy, persona)
-            agent.norm_text = persona.strategy_text if self.language[slot] else None
-            return agent
+            return Villager(
+                self,
+                policy,
+                persona,
+                strategy=drawn[slot],
+                wealth=float(initial_wealth),
+                language=slot in language,
+            )
 
-        self.villagers.extend(
-            self.seat_players(n, rules=RULE_PLAYERS, persona_of=persona_of, agent_of=villager)
+        #: every villager in seat order, the starved included (they leave ``self.agents``)
+        self.villagers: list[Villager] = self.seat_players(
+            n, rules=RULE_PLAYERS, persona_of=persona_of, agent_of=villager
         )
+        #: the same seats as an AgentSet (``.get`` / ``.set`` / ``.do`` over every seat in order)
+        self.seats = AgentSet(self.villagers, random=self.random)
 
-        self.group_norm = float(np.median(self.norm))
-        self.shared_policy = NO_POLICY_YET if self.language.any() else cap_sentence(self.group_norm)
+        self.group_norm = float(np.median(np.array(self.seats.get("personal_norm"))))
+        self.shared_policy = (
+            NO_POLICY_YET if self.language_society() else cap_sentence(self.group_norm)
+        )
         self.norm_history: list[tuple[int, str]] = [(0, self.shared_policy)]
 
         # per-round and cumulative metrics (model reporters read these attributes)
@@ -429,7 +515,7 @@ class FisheryModel(DilemmaModel):
         self.cumulative_harvest = 0.0
         self.govsim_efficiency = 0.0
         self.cap_unparsed = 0
-        self.mean_effort = float(self.effort.mean())
+        self.mean_effort = float(np.array(self.seats.get("effort")).mean())
         self.wealth_gini = 0.0
         self.n_alive = n
         self.deaths = 0
@@ -506,15 +592,18 @@ class FisheryModel(DilemmaModel):
         return players
 
     def living(self) -> list[Villager]:
-        """The living villagers in seat order: the model's AgentSet (the starved are removed)."""
-        return list(self.agents)
+        """The living villagers in seat order (the starved are removed from the model's agents)."""
+        return list(self.agents_by_type[Villager])
+
+    def language_society(self) -> bool:
+        """Whether any seat holds a language (LLM) villager."""
+        return any(self.seats.get("language"))
 
     def public_table(self) -> list[dict[str, Any]]:
         """What every villager sees of the others: effort and total payoff (wealth)."""
-        living = self.living()
-        slots = [v.slot for v in living]
-        efforts = np.round(self.effort[slots], 3).tolist()
-        payoffs = np.round(self.wealth[slots], 2).tolist()
+        living = self.agents_by_type[Villager]
+        efforts = np.round(np.array(living.get("effort")), 3).tolist()
+        payoffs = np.round(np.array(living.get("wealth")), 2).tolist()
         return [
             {"id": v.unique_id, "effort": e, "payoff": p}
             for v, e, p in zip(living, efforts, payoffs, strict=True)
@@ -535,16 +624,16 @@ class FisheryModel(DilemmaModel):
         obs = {
             "villager": v.unique_id,
             "consumption": self.consumption,
-            "personal_norm": float(self.norm[v.slot]),
+            "personal_norm": float(v.personal_norm),
             "shared_policy": self.shared_policy if self.group_decision else None,
             "group_norm": self.group_norm,
             "lake_stock": round(self.stock, 2),
-            "own_effort": float(self.effort[v.slot]),
-            "own_payoff": float(self.wealth[v.slot]),
+            "own_effort": float(v.effort),
+            "own_payoff": float(v.wealth),
             "villagers": table if visible else None,
             **extra,
         }
-        if self.language[v.slot]:  # text fields for the prompt templates
+        if v.language:  # text fields for the prompt templates
             obs["personal_norm"] = v.norm_text
             obs.update(prompt_fields(self, v, obs["villagers"]))
         return obs
@@ -552,7 +641,7 @@ class FisheryModel(DilemmaModel):
     # -- phases ------------------------------------------------------------
     def phase_harvest(self) -> None:
         living = self.living()
-        self._llm_villagers_this_round = int((self.language & self.alive).sum())
+        self._llm_villagers_this_round = sum(v.language for v in living)
         table = self.public_table()
         efforts = self.ask_all(
             [
@@ -562,25 +651,27 @@ class FisheryModel(DilemmaModel):
                     self._observation(v, table),
                     v,
                     self.round,
-                    fallback=float(self.strategy_effort[v.slot]),
+                    fallback=float(v.strategy_effort),
                 )
                 for v in living
             ]
         )
-        slots = np.fromiter((v.slot for v in living), dtype=int, count=len(living))
-        self.effort[slots] = efforts
-        self.harvest[:] = 0.0
-        self.harvest[slots] = self.catchability * self.effort[slots] * self.stock
-        total = float(self.harvest.sum())
+        self.seats.set("harvest", 0.0).set("round_payoff", 0.0).set("punished", 0)
+        for v, effort in zip(living, efforts, strict=True):
+            v.effort = float(effort)
+            v.harvest = self.catchability * v.effort * self.stock
+        # numpy's (pairwise) sum over every seat in seat order, as the vectorised engine sums
+        total = float(np.array(self.seats.get("harvest")).sum())
         if total > self.stock:  # cannot catch more fish than there are: scale catches down
-            self.harvest *= self.stock / total
+            scale = self.stock / total
+            for v in self.villagers:
+                v.harvest *= scale
             total = self.stock
         self.stock = self.stock_after_harvest = max(0.0, self.stock - total)
         self.total_harvest = total
         self.cumulative_harvest += total
-        self.round_payoff[:] = 0.0
-        self.round_payoff[slots] = self.harvest[slots] - self.consumption
-        self.punished[:] = 0
+        for v in living:
+            v.round_payoff = v.harvest - self.consumption
         self.rounds_fished += 1
 
     def phase_punish(self) -> None:
@@ -596,7 +687,7 @@ class FisheryModel(DilemmaModel):
             return
         ids = tuple(str(v.unique_id) for v in living)
         by_id = {v.unique_id: v for v in living}
-        harvests = np.round(self.harvest[[v.slot for v in living]], 3).tolist()
+        harvests = np.round(np.array([v.harvest for v in living]), 3).tolist()
         table = [
             {**row, "harvest": h} for row, h in zip(self.public_table(), harvests, strict=True)
         ]
@@ -611,7 +702,7 @@ class FisheryModel(DilemmaModel):
                 table,
                 peers_visible=True,
                 sampled_peer=peer.unique_id,
-                sampled_peer_harvest=float(self.harvest[peer.slot]),
+                sampled_peer_harvest=float(peer.harvest),
                 penalty=self.penalty,
                 punish_cost=self.punish_cost,
             )
@@ -629,33 +720,28 @@ class FisheryModel(DilemmaModel):
             if target == NO_ONE:
                 continue
             victim = by_id[int(target)]
-            self.round_payoff[v.slot] -= self.punish_cost  # gamma * B, B an indicator
-            self.punished[victim.slot] += 1
+            v.round_payoff -= self.punish_cost  # gamma * B, B an indicator
+            victim.punished += 1
             self.sanctions.append((v.slot, victim.slot))
             self.punishments += 1
         # beta * V with V the indicator "was punished this round" (paper 003, Sec. 3.1.2): one fine
         # however many punish; ``fine_per_punisher`` (our option) charges beta per punisher instead
-        fined = self.punished if self.fine_per_punisher else (self.punished > 0)
-        self.round_payoff -= self.penalty * fined
+        for v in self.villagers:
+            fined = v.punished if self.fine_per_punisher else (v.punished > 0)
+            v.round_payoff -= self.penalty * fined
         if (
             self.sanction_learning
         ):  # our addition (off by default): a sanctioned rule villager fishes less
-            hit = (
-                self.punished > 0
-            ) & ~self.language  # an LLM villager's drawn effort is only its fallback
             cut = min(1.0, self.sanction_learning * self.penalty)
-            self.strategy_effort[hit] *= 1.0 - cut
+            # an LLM villager's drawn effort is only its fallback
+            for v in self.seats.select(lambda v: v.punished > 0 and not v.language):
+                v.strategy_effort *= 1.0 - cut
 
     def phase_settle(self) -> None:
-        alive = self.alive
-        self.wealth[alive] += self.round_payoff[alive]
-        w = self.payoff_ema
-        self.payoff_avg[alive] = (1 - w) * self.payoff_avg[alive] + w * self.round_payoff[alive]
-        starved = alive & (self.wealth < 0)
-        for slot in np.flatnonzero(starved):
-            self.alive[slot] = False
-            self.effort[slot] = self.strategy_effort[slot] = 0.0
-            self.villagers[slot].remove()
+        living = self.agents_by_type[Villager]
+        living.do(Villager.settle, self.payoff_ema)
+        for v in living.select(lambda v: v.wealth < 0):  # in seat order
+            v.starve()
             self.deaths += 1
         s = self.stock
         if self.regrowth == "doubling":  # GovSim: what is left doubles, up to capacity
@@ -673,7 +759,7 @@ class FisheryModel(DilemmaModel):
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions, pairs = [], []
         for i, v in enumerate(living):
-            if not revising[i] or self.language[v.slot]:  # LLM villagers learn in context instead
+            if not revising[i] or v.language:  # LLM villagers learn in context instead
                 continue
             k = living[picks[i] + (picks[i] >= i)]
             obs = {
@@ -690,36 +776,37 @@ class FisheryModel(DilemmaModel):
                 self._copy_strategy(i, k)
 
     def _strategy_view(self, v: Villager) -> dict[str, Any]:
-        s = v.slot
-        effort = self.effort[s] if self.language[s] else self.strategy_effort[s]
+        effort = v.effort if v.language else v.strategy_effort
         return {
             "id": v.unique_id,
             "effort": float(effort),
-            "monitoring": float(self.monitor[s]),
-            "norm": float(self.norm[s]),
-            "payoff": float(self.payoff_avg[s]),
+            "monitoring": float(v.monitoring),
+            "norm": float(v.personal_norm),
+            "payoff": float(v.payoff_avg),
         }
 
     def _copy_strategy(self, i: int, k: int) -> None:
-        """Adopt k's (e, m, g) with Gaussian mutation, clipped to each component's range.  An LLM
-        villager's e is the effort it actually played (its drawn effort is only a fallback)."""
+        """The villager at seat i adopts seat k's (e, m, g) with Gaussian mutation, clipped to each
+        component's range.  An LLM villager's e is the effort it actually played (its drawn effort
+        is only a fallback)."""
         noise = self.rng.normal(0.0, 1.0, size=3)
-        effort = self.effort[k] if self.language[k] else self.strategy_effort[k]
-        self.strategy_effort[i] = min(1.0, max(0.0, effort + self.mutation_sd * noise[0]))
-        self.monitor[i] = min(1.0, max(0.0, self.monitor[k] + self.mutation_sd * noise[1]))
-        self.norm[i] = max(0.0, self.norm[k] + self.norm_mutation_sd * noise[2])
+        v, peer = self.villagers[i], self.villagers[k]
+        effort = peer.effort if peer.language else peer.strategy_effort
+        v.strategy_effort = float(min(1.0, max(0.0, effort + self.mutation_sd * noise[0])))
+        v.monitoring = float(min(1.0, max(0.0, peer.monitoring + self.mutation_sd * noise[1])))
+        v.personal_norm = float(max(0.0, peer.personal_norm + self.norm_mutation_sd * noise[2]))
 
     def phase_govern(self) -> None:
         """Propose -> vote.  Language villagers also rewrite their personal strategy here (Fig. 10),
         with or without a group decision; numeric villagers propose their cap."""
         living = self.living()
-        if not living or not (self.group_decision or self.language.any()):
+        if not living or not (self.group_decision or self.language_society()):
             return
         table = self.public_table()
-        textual = self.language.any() or self.proposal_form == "text"
+        textual = self.language_society() or self.proposal_form == "text"
         decisions = []
         for v in living:
-            if self.language[v.slot]:
+            if v.language:
                 obs = self._observation(v, table)
                 if self.social_learning:  # social learning in context: a few sampled peers
                     others = [r for r in table if r["id"] != v.unique_id]
@@ -737,7 +824,7 @@ class FisheryModel(DilemmaModel):
                     )
                 )
             elif self.group_decision:
-                cap = float(self.norm[v.slot])
+                cap = float(v.personal_norm)
                 obs = self._observation(v, table, own_cap_text=cap_sentence(cap))
                 decisions.append(
                     Decision(
@@ -772,7 +859,7 @@ class FisheryModel(DilemmaModel):
                     obs = self._observation(
                         v, table, proposals=options, proposal_caps=[stated_cap(o) for o in options]
                     )
-                    if self.language[v.slot]:
+                    if v.language:
                         obs["proposals_text"] = proposals_text(options)
                     ballots.append(
                         Decision(
@@ -796,18 +883,21 @@ class FisheryModel(DilemmaModel):
 
     # -- bookkeeping -------------------------------------------------------
     def end_of_round(self) -> None:
-        alive = self.alive
-        n_alive = int(alive.sum())
+        living = self.agents_by_type[Villager]
+        n_alive = len(living)
         self.n_alive = n_alive
         self.efficiency_now = self.total_harvest / self.h_opt if self.h_opt > 0 else 0.0
         if n_alive:
-            self.compliance = float((self.harvest[alive] <= self.group_norm + 1e-12).mean())
+            harvest = np.array(living.get("harvest"))
+            effort = np.array(living.get("effort"))
+            wealth = np.array(living.get("wealth"))
+            self.compliance = float((harvest <= self.group_norm + 1e-12).mean())
             # effort-based: e <= G / (alpha K), the effort that meets G in a full lake.  (At the round's
             # own stock this would equal h <= G, which rises as the lake empties whatever villagers do.)
             allowed = self.group_norm / (self.catchability * self.capacity)
-            self.effort_compliance = float((self.effort[alive] <= allowed + 1e-12).mean())
-            self.mean_effort = float(self.effort[alive].mean())
-            self.wealth_gini = gini(self.wealth[alive])
+            self.effort_compliance = float((effort <= allowed + 1e-12).mean())
+            self.mean_effort = float(effort.mean())
+            self.wealth_gini = gini(wealth)
         else:
             self.compliance, self.mean_effort = math.nan, math.nan
         self.update_norm_structure()
@@ -832,9 +922,9 @@ class FisheryModel(DilemmaModel):
 
     def _count_llm_decisions(self) -> None:
         """Decisions put to LLM villagers this round, per LLM villager (the paper's budget is 4)."""
-        if not self.language.any():
+        if not self.language_society():
             return
-        ids = {v.unique_id for v in self.villagers if self.language[v.slot]}
+        ids = {v.unique_id for v in self.seats.select(lambda v: v.language)}
         asked = sum(row[0] for (aid, _), row in self.broker.stats.counts.items() if aid in ids)
         round_asked, self._llm_asked = asked - self._llm_asked, asked
         self.llm_decisions_per_villager = round_asked / max(1, self._llm_villagers_this_round)
@@ -846,16 +936,14 @@ class FisheryModel(DilemmaModel):
         if len(living) < 2:
             self.norm_similarity = self.norm_alignment = math.nan
             return
-        if self.language.any():
-            texts = [v.norm_text or cap_sentence(self.norm[v.slot]) for v in living]
+        if self.language_society():
+            texts = [v.norm_text or cap_sentence(v.personal_norm) for v in living]
             result = text_norm_structure(texts)
         else:
-            slots = [v.slot for v in living]
-            result = numeric_norm_structure(
-                np.column_stack(
-                    [self.strategy_effort[slots], self.monitor[slots], self.norm[slots]]
-                )
-            )
+            strategies = self.agents_by_type[Villager].get(
+                ["strategy_effort", "monitoring", "personal_norm"]
+            )  # one row (e, m, g) per living villager, in seat order
+            result = numeric_norm_structure(np.array(strategies))
         self.norm_similarity, self.norm_alignment = result.similarity, result.alignment
 
 

@@ -115,16 +115,15 @@ def _norm_text(model: FisheryModel, v: Any) -> str:
 def snapshot(model: FisheryModel) -> FisheryView:
     collected = model.datacollector.model_vars
     series = {k: [float(x) for x in collected.get(k, [])] for k in SERIES}
-    language = getattr(model, "language", None)
     villagers = [
         Villager(
             id=v.unique_id,
-            kind="LLM" if language is not None and language[v.slot] else "rule",
+            kind="LLM" if v.language else "rule",
             disposition=v.persona.disposition,
-            alive=bool(model.alive[v.slot]),
-            wealth=float(model.wealth[v.slot]),
-            effort=float(model.effort[v.slot]),
-            harvest=float(model.harvest[v.slot]),
+            alive=bool(v.alive),
+            wealth=float(v.wealth),
+            effort=float(v.effort),
+            harvest=float(v.harvest),
             norm=_norm_text(model, v),
         )
         for v in model.villagers

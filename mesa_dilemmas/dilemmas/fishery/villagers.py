@@ -1,8 +1,8 @@
 """Rule-based fishery villagers (paper 003, Sec. 3.1.3 and Appendix B, Table 3).
 
-The villager's strategy s = (e, m, g) and punishing probability p live in the
-model's arrays (so imitation and data collection are vectorised); this policy
-answers the model's questions from them:
+The villager's strategy s = (e, m, g) and punishing probability p live on its
+agent (``strategy_effort``, ``monitoring``, ``personal_norm``, ``punishing``: see
+``model.Villager``); this policy answers the model's questions from them:
 
 * effort    -- the strategy's effort e, lowered if needed so the harvest stays
                within the personal cap g (g is "the preferred cap on own
@@ -72,27 +72,23 @@ class VillagerRules(RulePolicy):
 
     name = "rule"
 
-    def _slot(self) -> int:
-        assert self.agent is not None
-        return self.agent.slot
-
     def effort(self, decision: Decision) -> float:
-        model = self.agent.model
-        slot = self._slot()
-        e = float(model.strategy_effort[slot])
+        me = self.agent
+        model = me.model
+        e = float(me.strategy_effort)
         if model.respect_personal_cap and model.stock > 0:
-            e = min(e, float(model.norm[slot]) / (model.catchability * model.stock))
+            e = min(e, float(me.personal_norm) / (model.catchability * model.stock))
         return e
 
     def punish(self, decision: Decision) -> str:
-        model = self.agent.model
-        slot = self._slot()
+        me = self.agent
+        model = me.model
         obs = decision.observation
-        if model.random.random() >= model.monitor[slot]:
+        if model.random.random() >= me.monitoring:
             return "none"
         if obs["sampled_peer_harvest"] <= obs["group_norm"]:
             return "none"
-        if model.random.random() >= model.punish_p[slot]:
+        if model.random.random() >= me.punishing:
             return "none"
         return str(obs["sampled_peer"])
 
@@ -106,11 +102,11 @@ class VillagerRules(RulePolicy):
     def propose(self, decision: Decision) -> float | str:
         if not isinstance(decision.spec, NumberSpec):  # a text proposal: the game's wording
             return decision.observation["own_cap_text"]
-        return float(self.agent.model.norm[self._slot()])
+        return float(self.agent.personal_norm)
 
     def vote(self, decision: Decision) -> str:
         """Vote for the proposal whose stated cap is nearest one's own cap."""
-        own = float(self.agent.model.norm[self._slot()])
+        own = float(self.agent.personal_norm)
         options = decision.spec.options
         caps = decision.observation[
             "proposal_caps"
