@@ -5,33 +5,15 @@ check and efficiency, text policies that state no cap, effort-based compliance."
 from __future__ import annotations
 
 import pytest
+from fishery_helpers import punishment_lake, script
 
-from mesa_dilemmas.agents import FixedPolicy
 from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.config import load_raw
 
 
-def script(model: FisheryModel, villager, **answers) -> None:
-    policy = FixedPolicy(answers)
-    policy.bind(villager)
-    villager.policy = policy
-
-
 def two_punish_one(**params) -> FisheryModel:
-    m = FisheryModel(
-        n_agents=3,
-        penalty=10,
-        punish_cost=2,
-        consumption=0.0,
-        catchability=0.01,
-        initial_wealth=30.0,
-        social_learning=False,
-        group_decision=False,
-        stop_at_collapse=False,
-        rng=2,
-        **params,
-    )
+    m = punishment_lake(initial_wealth=30.0, **params)
     target = str(m.villagers[2].unique_id)
     for v in m.villagers:
         script(

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from fishery_helpers import punishment_lake, script, scripted
 
-from mesa_dilemmas.agents import FixedPolicy
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.dilemmas.fishery.villagers import (
     TYPE_RANGES,
@@ -16,14 +16,6 @@ from mesa_dilemmas.dilemmas.fishery.villagers import (
 )
 from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.voting import median_vote, plurality_vote
-
-
-def scripted(model: FisheryModel, **answers) -> None:
-    """Replace every villager's policy with fixed answers (same interface as any policy)."""
-    for v in model.villagers:
-        policy = FixedPolicy(answers)
-        policy.bind(v)
-        v.policy = policy
 
 
 def test_harvest_is_alpha_effort_stock_and_stock_regrows_logistically():
@@ -72,25 +64,12 @@ def test_regrowth_is_capped_at_capacity_and_zero_stays_zero():
 
 
 def test_punishment_accounting_penalty_and_cost():
-    m = FisheryModel(
-        n_agents=3,
-        penalty=10,
-        punish_cost=2,
-        consumption=0.0,
-        catchability=0.01,
-        initial_wealth=20.0,
-        social_learning=False,
-        group_decision=False,
-        stop_at_collapse=False,
-        rng=2,
-    )
+    m = punishment_lake(initial_wealth=20.0)
     ids = [v.unique_id for v in m.villagers]
     # villager 0 punishes villager 1; the others punish no one
     for v in m.villagers:
         target = str(ids[1]) if v is m.villagers[0] else "none"
-        policy = FixedPolicy({"fishery.effort": 0.0, "fishery.punish": target})
-        policy.bind(v)
-        v.policy = policy
+        script(m, v, **{"fishery.effort": 0.0, "fishery.punish": target})
     m.step()
     assert m.wealth == pytest.approx([20 - 2, 20 - 10, 20])
     assert m.punished.tolist() == [0, 1, 0] and m.punishments == 1

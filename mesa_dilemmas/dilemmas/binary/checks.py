@@ -11,13 +11,30 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mesa_dilemmas.agents.strategies.loader import StrategyEntry, StrategySet
 
+if TYPE_CHECKING:
+    from mesa_dilemmas.dilemmas.binary.rules import BinaryGame
+
 OPPONENTS = ("all_c", "all_d", "rnd(0.5)", "tft(0.5)", "grim(0.25)")
+
+
+def _example_games(
+    entry: StrategyEntry, games: Sequence[str] | None, sizes: Sequence[int]
+) -> Iterator[tuple[str, int, BinaryGame]]:
+    """(game name, n, game) for each game a check plays ``entry`` in (``games``, else the ones it
+    claims, else every C/D game) at each of ``sizes``: the rules' example parameters, 20 rounds."""
+    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
+
+    for game_name in games or entry.games or binary_games():
+        for n in sizes:
+            params = rules_of(game_name).example_params(n)
+            yield game_name, n, make_game(game_name, n, 20, **params)
 
 
 def check_strategy(
@@ -38,46 +55,40 @@ def check_strategy(
     moot for it (and the time includes the round trip to the worker).
     """
     from mesa_dilemmas.dilemmas.binary.game import play_batch
-    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
 
     problems: list[str] = []
     rng = np.random.default_rng(seed)
     opponents = [StrategyEntry.reference(s) for s in OPPONENTS]
-    for game_name in games or entry.games or binary_games():
-        for n in sizes:
-            params = rules_of(game_name).example_params(n)
-            game = make_game(game_name, n, 20, **params)
-            lineups = []
-            for _ in range(matches):
-                lineup = [opponents[j] for j in rng.integers(0, len(opponents), n)]
-                for seat in rng.choice(n, size=max(1, n // 4), replace=False):
-                    lineup[seat] = entry
-                lineups.append(lineup)
-            if not entry.trusted:  # untimed warm-up: the sandbox worker may need (re)starting
-                play_batch(game, lineups[:1], [0])
-            py, npy = random.getstate(), np.random.get_state()[1].copy()
-            start = time.perf_counter()
-            try:
-                result = play_batch(game, lineups, rng.integers(0, 2**63, size=matches))
-            except Exception as exc:  # noqa: BLE001 - every failure is a finding
-                notes = " ".join(getattr(exc, "__notes__", []))
-                problems.append(f"{game_name}, n={n}: {type(exc).__name__}: {exc} {notes}".strip())
-                continue
-            elapsed = time.perf_counter() - start
-            for reason in dict.fromkeys(f.reason for f in result.flags if f.strategy == entry.name):
-                problems.append(f"{game_name}, n={n}: {reason}")  # sandboxed: flagged, not raised
-            if result.flags:
-                continue
-            if random.getstate() != py or not np.array_equal(np.random.get_state()[1], npy):
-                problems.append(
-                    f"{game_name}, n={n}: changed the global random state; use self.rng"
-                )
-            calls = sum(lineup.count(entry) for lineup in lineups) * 20
-            if elapsed / calls > max_seconds_per_call:
-                problems.append(  # no measured figure: the text is shown to an LLM, and a
-                    # replayed run must ask the same question
-                    f"{game_name}, n={n}: too slow (over {max_seconds_per_call * 1e3:g} ms per call)"
-                )
+    for game_name, n, game in _example_games(entry, games, sizes):
+        lineups = []
+        for _ in range(matches):
+            lineup = [opponents[j] for j in rng.integers(0, len(opponents), n)]
+            for seat in rng.choice(n, size=max(1, n // 4), replace=False):
+                lineup[seat] = entry
+            lineups.append(lineup)
+        if not entry.trusted:  # untimed warm-up: the sandbox worker may need (re)starting
+            play_batch(game, lineups[:1], [0])
+        py, npy = random.getstate(), np.random.get_state()[1].copy()
+        start = time.perf_counter()
+        try:
+            result = play_batch(game, lineups, rng.integers(0, 2**63, size=matches))
+        except Exception as exc:  # noqa: BLE001 - every failure is a finding
+            notes = " ".join(getattr(exc, "__notes__", []))
+            problems.append(f"{game_name}, n={n}: {type(exc).__name__}: {exc} {notes}".strip())
+            continue
+        elapsed = time.perf_counter() - start
+        for reason in dict.fromkeys(f.reason for f in result.flags if f.strategy == entry.name):
+            problems.append(f"{game_name}, n={n}: {reason}")  # sandboxed: flagged, not raised
+        if result.flags:
+            continue
+        if random.getstate() != py or not np.array_equal(np.random.get_state()[1], npy):
+            problems.append(f"{game_name}, n={n}: changed the global random state; use self.rng")
+        calls = sum(lineup.count(entry) for lineup in lineups) * 20
+        if elapsed / calls > max_seconds_per_call:
+            problems.append(  # no measured figure: the text is shown to an LLM, and a
+                # replayed run must ask the same question
+                f"{game_name}, n={n}: too slow (over {max_seconds_per_call * 1e3:g} ms per call)"
+            )
     return problems
 
 
@@ -96,30 +107,26 @@ def is_deterministic(
     game and the history it sees: its answers may be memoised by history.
     """
     from mesa_dilemmas.dilemmas.binary.game import play_batch
-    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
 
     rng = np.random.default_rng(seed)
-    for game_name in games or entry.games or binary_games():
-        for n in sizes:
-            params = rules_of(game_name).example_params(n)
-            game = make_game(game_name, n, 20, **params)
-            lineups = [[entry if i == b % n else None for i in range(n)] for b in range(matches)]
-            # opponents: each cooperates with its own probability, so histories vary widely
-            rates = rng.random((matches, n, 1))
-            scripted = (rng.random((matches, n, game.n_rounds)) < rates).astype(np.int8)
-            plays = []
-            for entropy in rng.integers(0, 2**63, size=2):
-                result = play_batch(
-                    game, lineups, [int(entropy)] * matches, scripted=scripted, keep_history=True
-                )
-                if result.flags or result.store is None:
-                    return False
-                assert result.used_rng is not None
-                if result.used_rng.any():
-                    return False
-                plays.append(result.store.actions.copy())
-            if not np.array_equal(plays[0], plays[1]):
+    for _name, n, game in _example_games(entry, games, sizes):
+        lineups = [[entry if i == b % n else None for i in range(n)] for b in range(matches)]
+        # opponents: each cooperates with its own probability, so histories vary widely
+        rates = rng.random((matches, n, 1))
+        scripted = (rng.random((matches, n, game.n_rounds)) < rates).astype(np.int8)
+        plays = []
+        for entropy in rng.integers(0, 2**63, size=2):
+            result = play_batch(
+                game, lineups, [int(entropy)] * matches, scripted=scripted, keep_history=True
+            )
+            if result.flags or result.store is None:
                 return False
+            assert result.used_rng is not None
+            if result.used_rng.any():
+                return False
+            plays.append(result.store.actions.copy())
+        if not np.array_equal(plays[0], plays[1]):
+            return False
     return True
 
 
@@ -140,33 +147,27 @@ def is_anonymous(
     actions and the count of cooperators alone.
     """
     from mesa_dilemmas.dilemmas.binary.game import play_batch
-    from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game, rules_of
 
     rng = np.random.default_rng(seed)
-    for game_name in games or entry.games or binary_games():
-        for n in sizes:
-            params = rules_of(game_name).example_params(n)
-            game = make_game(game_name, n, 20, **params)
-            rates = rng.random((matches, n - 1, 1))
-            others = (rng.random((matches, n - 1, game.n_rounds)) < rates).astype(np.int8)
-            plays = []
-            for _ in range(2):
-                seats = rng.integers(0, n, size=matches)
-                scripted = np.zeros((matches, n, game.n_rounds), dtype=np.int8)
-                lineups = []
-                for b in range(matches):
-                    rest = [i for i in range(n) if i != seats[b]]
-                    for t in range(game.n_rounds):  # each round reshuffled: only counts stay
-                        scripted[b, rest, t] = others[b, rng.permutation(n - 1), t]
-                    lineups.append([entry if i == seats[b] else None for i in range(n)])
-                result = play_batch(
-                    game, lineups, [0] * matches, scripted=scripted, keep_history=True
-                )
-                if result.flags or result.store is None:
-                    return False
-                plays.append(result.store.actions[np.arange(matches), seats].copy())
-            if not np.array_equal(plays[0], plays[1]):
+    for _name, n, game in _example_games(entry, games, sizes):
+        rates = rng.random((matches, n - 1, 1))
+        others = (rng.random((matches, n - 1, game.n_rounds)) < rates).astype(np.int8)
+        plays = []
+        for _ in range(2):
+            seats = rng.integers(0, n, size=matches)
+            scripted = np.zeros((matches, n, game.n_rounds), dtype=np.int8)
+            lineups = []
+            for b in range(matches):
+                rest = [i for i in range(n) if i != seats[b]]
+                for t in range(game.n_rounds):  # each round reshuffled: only counts stay
+                    scripted[b, rest, t] = others[b, rng.permutation(n - 1), t]
+                lineups.append([entry if i == seats[b] else None for i in range(n)])
+            result = play_batch(game, lineups, [0] * matches, scripted=scripted, keep_history=True)
+            if result.flags or result.store is None:
                 return False
+            plays.append(result.store.actions[np.arange(matches), seats].copy())
+        if not np.array_equal(plays[0], plays[1]):
+            return False
     return True
 
 

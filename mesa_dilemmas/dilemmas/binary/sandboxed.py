@@ -278,6 +278,46 @@ def _describe_exc(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:300]
 
 
+def _checked_answers(out: list[Any], flag: Any, t: int, on_bad: Any = None) -> np.ndarray:
+    """Every seat's answer as cooperated-or-not: ``"C"``/``"D"`` (or a str subclass whose
+    text is one) as it says; anything else plays D, is flagged, and ``on_bad(k)`` is told."""
+    good = []
+    for k, a in enumerate(out):
+        if type(a) is str and a in ACTION_CODE:
+            good.append(ACTION_CODE[a])
+        elif isinstance(a, str) and str.__str__(a) in ACTION_CODE:
+            good.append(ACTION_CODE[str.__str__(a)])
+        else:
+            good.append(False)
+            if on_bad is not None:
+                on_bad(k)
+            try:
+                shown = repr(a)[:60]
+            except BaseException:  # noqa: BLE001
+                shown = f"a {type(a).__name__}"
+            flag(k, t, f"answered {shown}, not 'C' or 'D'")
+    return np.array(good, dtype=bool)
+
+
+def _round_actions(
+    answers: np.ndarray,
+    scripted: np.ndarray | None,
+    flat: np.ndarray,
+    free: np.ndarray,
+    t: int,
+    batch: int,
+    n: int,
+) -> np.ndarray:
+    """(batch, n): round t's actions, the free seats' ``answers`` among the scripted ones
+    (``flat`` is scratch space of batch * n)."""
+    if len(free) == batch * n:
+        return answers.reshape(batch, n)
+    assert scripted is not None
+    flat[:] = scripted[:, :, t].reshape(-1) > 0
+    flat[free] = answers
+    return flat.reshape(batch, n)
+
+
 def _report(header: dict[str, Any]) -> tuple[dict, dict]:
     """A tamper report: undo the patches first, so the worker can still send it."""
     integrity.restore(_WATCHED)
@@ -409,6 +449,24 @@ def _sandbox_play(
     if audit is None and integrity.changed(_WATCHED):
         return _report({"tampered": -1})
 
+    def finish(memo: list[int] | None) -> tuple[dict, dict]:
+        return _finish(
+            header,
+            ctx,
+            store,
+            free,
+            strategies,
+            flags,
+            flag,
+            played,
+            batch,
+            n,
+            flat_entry,
+            py_state,
+            np_state,
+            memo,
+        )
+
     output = ctx.output
     output.by_seat = {}
     views = store.views(free.tolist())
@@ -435,23 +493,7 @@ def _sandbox_play(
         )
         if isinstance(memo_out, int):  # something was patched in that round: find who, unmemoised
             return _report({"tampered": memo_out})
-        return _finish(
-            header,
-            ctx,
-            store,
-            free,
-            strategies,
-            flags,
-            flag,
-            played,
-            batch,
-            n,
-            flat_entry,
-            py_state,
-            np_state,
-            [memo_out[0], memo_seats * played],
-        )
-    all_free = len(free) == batch * n
+        return finish([memo_out[0], memo_seats * played])
     code = ACTION_CODE.__getitem__
     flat = np.zeros(batch * n, dtype=bool)
     prog[SLOT_PHASE] = PLAYING
@@ -483,47 +525,13 @@ def _sandbox_play(
         try:
             answers = np.fromiter(map(code, out), dtype=bool, count=len(out))
         except BaseException:  # noqa: BLE001 - a bad answer (or a hostile __hash__)
-            good = []
-            for k, a in enumerate(out):
-                if type(a) is str and a in ACTION_CODE:
-                    good.append(ACTION_CODE[a])
-                elif isinstance(a, str) and str.__str__(a) in ACTION_CODE:
-                    good.append(ACTION_CODE[str.__str__(a)])
-                else:
-                    good.append(False)
-                    try:
-                        shown = repr(a)[:60]
-                    except BaseException:  # noqa: BLE001
-                        shown = f"a {type(a).__name__}"
-                    flag(k, t, f"answered {shown}, not 'C' or 'D'")
-            answers = np.array(good, dtype=bool)
-        if all_free:
-            cooperated = answers.reshape(batch, n)
-        else:
-            assert scripted is not None
-            flat[:] = scripted[:, :, t].reshape(-1) > 0
-            flat[free] = answers
-            cooperated = flat.reshape(batch, n)
+            answers = _checked_answers(out, flag, t)
+        cooperated = _round_actions(answers, scripted, flat, free, t, batch, n)
         pay, gstate = game.payoffs(cooperated, gstate)
         store.record(cooperated, pay, gstate)
         if audit is None and integrity.changed(_WATCHED):
             return _report({"tampered": t})
-    return _finish(
-        header,
-        ctx,
-        store,
-        free,
-        strategies,
-        flags,
-        flag,
-        played,
-        batch,
-        n,
-        flat_entry,
-        py_state,
-        np_state,
-        None,
-    )
+    return finish(None)
 
 
 def _finish(
@@ -638,9 +646,11 @@ def _memo_rounds(
     anon_seat = {k for k in virtual if flat_entry[free_list[k]] in anonymous}
     hits = 0
     answer_of = ("D", "C")
-    all_free = len(free) == batch * n
     flat = np.zeros(batch * n, dtype=bool)
     code = ACTION_CODE
+
+    def untrack(k: int) -> None:  # a bad answer is not memoised
+        tracking.pop(k, None)
 
     def materialise(k: int, t: int) -> None:
         j = free_list[k]
@@ -711,28 +721,8 @@ def _memo_rounds(
             node = tracking.get(k)
             if node is not None and node[0] is None and type(a) is str and a in code:
                 node[0] = int(code[a])  # at once: later seats at the same point take it
-        good = []
-        for k, a in enumerate(out):
-            if type(a) is str and a in code:
-                good.append(code[a])
-            elif isinstance(a, str) and str.__str__(a) in code:
-                good.append(code[str.__str__(a)])
-            else:
-                good.append(False)
-                tracking.pop(k, None)
-                try:
-                    shown = repr(a)[:60]
-                except BaseException:  # noqa: BLE001
-                    shown = f"a {type(a).__name__}"
-                flag(k, t, f"answered {shown}, not 'C' or 'D'")
-        answers = np.array(good, dtype=bool)
-        if all_free:
-            cooperated = answers.reshape(batch, n)
-        else:
-            assert scripted is not None
-            flat[:] = scripted[:, :, t].reshape(-1) > 0
-            flat[free] = answers
-            cooperated = flat.reshape(batch, n)
+        answers = _checked_answers(out, flag, t, untrack)
+        cooperated = _round_actions(answers, scripted, flat, free, t, batch, n)
         pay, gstate = game.payoffs(cooperated, gstate)
         store.record(cooperated, pay, gstate)
         if integrity.changed(_WATCHED):
