@@ -22,6 +22,7 @@ from mesa_dilemmas.dilemmas.port_of_mars.trade import offer_spec
 from mesa_dilemmas.llm import prompts
 from mesa_dilemmas.llm.answers import parse_tags
 from mesa_dilemmas.llm.population import register_game_prompts
+from mesa_dilemmas.llm.specs import parse_spec, shares_schema
 
 TAGS = {
     "port_of_mars.health_plan": "HEALTH",
@@ -344,3 +345,40 @@ def test_every_decision_grammar_builds_on_the_local_model():
     assert result.returncode == 0, result.stderr[-2000:]
     built = json.loads(result.stdout.split("BUILT", 1)[1])
     assert set(built) == set(TAGS)
+
+
+def test_api_providers_get_one_schema_per_phase_and_each_seat_keeps_its_limits(decisions):
+    """Providers that read the schema before the messages (OpenAI's and Anthropic's own APIs)
+    get the schema a phase shares across seats, so every seat's prompt starts the same way; the
+    seat's own limits still decide what is valid.  Everyone else gets the seat's own schema."""
+    assert shares_schema(parse_spec("openai:gpt-4o")) and shares_schema(parse_spec("anthropic:x"))
+    assert shares_schema(parse_spec("replay:openai:gpt-4o"))  # renders what the run sent
+    for spec in ("local", "gemini:gemini-2.5-flash", "openai:m@http://127.0.0.1:8000/v1"):
+        assert not shares_schema(parse_spec(spec)), spec
+    narrowed = 0
+    for kind in ("invest", "trade_offer", "health_plan", "goal_plan", "purchase", "discard"):
+        ds = decisions[f"port_of_mars.{kind}"][:10]
+        assert all(d.shown is not None for d in ds), kind
+        shared = [prompts.render(d, mode="native", shared_schema=True) for d in ds]
+        own = [prompts.render(d, mode="native") for d in ds]
+        assert len({json.dumps(p.schema, sort_keys=True) for p in shared}) == 1, kind
+        narrowed += len({json.dumps(p.schema, sort_keys=True) for p in own}) > 1
+        for d, p in zip(ds, shared, strict=True):  # tags mode: the seat's own legal example last
+            tags = prompts.render(d, mode="tags", shared_schema=True)
+            tag = TAGS[d.kind]
+            last = tags.user.rstrip().splitlines()[-1]
+            assert last.startswith("Answer in that format, for example"), last
+            example = parse_tags(f"<{tag}>{_example(last, tag)}</{tag}>", d.spec, tag).value
+            assert d.spec.validate(example) == example
+            assert p.system == prompts.render(d, mode="native").system
+    assert narrowed >= 3  # the seats' own schemas differ (coins, cards, holdings)
+    # what the shared schema allows but the seat's own spec refuses is asked again
+    d = next(
+        d for d in decisions["port_of_mars.trade_offer"] if sum(d.observation["resources"].values())
+    )
+    held = d.observation["resources"]
+    extra = next(r for r in held if held[r] < 20)
+    offer = [{"to": d.observation["role"], "give": {extra: held[extra] + 1}, "receive": {}}]
+    d.shown.validate(offer)  # legal under the phase's schema ...
+    with pytest.raises(InvalidAnswer):
+        d.validate(offer)  # ... not for this seat (itself as partner, more than it holds)

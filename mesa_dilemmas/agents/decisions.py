@@ -213,6 +213,13 @@ class Decision:
     renders it in words.  ``fallback`` is the documented answer used when a
     policy cannot produce a valid one within its budget -- every use of it is
     counted by the broker, never silent.
+
+    ``shown``, when given, is a wider spec, the same for every seat of a phase, that a prompt
+    may show (its JSON schema, description and format) in place of ``spec``: for a provider
+    that reads the schema before the messages, a schema that differed by seat would make every
+    seat's prompt start differently (no prompt-cache hit).  The seat's own limits are stated in
+    its own part of the prompt, and an answer is still validated by ``spec`` (outside it: asked
+    again, like any invalid answer).
     """
 
     kind: str
@@ -222,6 +229,7 @@ class Decision:
     step: int = 0
     fallback: Any = None
     meta: dict[str, Any] = field(default_factory=dict)
+    shown: AnswerSpec | None = None
 
     def validate(self, answer: Any) -> Any:
         return self.spec.validate(answer)

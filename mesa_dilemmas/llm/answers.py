@@ -81,16 +81,23 @@ def _is_json_shaped(spec: AnswerSpec) -> bool:
     return isinstance(spec, StructSpec | ListSpec)
 
 
-def tags_instructions(spec: AnswerSpec, tag: str = DEFAULT_TAG) -> str:
-    """'Think, then give the answer between <tag></tag>' with the valid range and an example."""
-    example = example_value(spec)
-    shown = json.dumps(example) if _is_json_shaped(spec) else str(example)
+def tags_instructions(spec: AnswerSpec, tag: str = DEFAULT_TAG, example: bool = True) -> str:
+    """'Think, then give the answer between <tag></tag>' with the valid range and an example
+    (``example=False``: without; the prompt shows one elsewhere, :func:`tags_example`)."""
     how = "Write it as JSON and put it" if _is_json_shaped(spec) else "Put only the answer"
-    return (
+    text = (
         "Think step by step about your situation and explain your reasoning briefly. "
         f"Then give your final answer, which must be {spec.describe()}. "
-        f"{how} between <{tag}> and </{tag}> tags, for example <{tag}>{shown}</{tag}>."
+        f"{how} between <{tag}> and </{tag}> tags"
     )
+    if not example:
+        return text + "."
+    return f"{text}, for example <{tag}>{tags_example(spec, example_value(spec))}</{tag}>."
+
+
+def tags_example(spec: AnswerSpec, example: Any) -> str:
+    """An example answer as it goes between the tags (JSON for objects and lists)."""
+    return json.dumps(example) if _is_json_shaped(spec) else str(example)
 
 
 def native_schema(spec: AnswerSpec, reasoning: bool = True, max_chars: int = 800) -> dict[str, Any]:
@@ -180,6 +187,9 @@ def answer_token_limit(spec: AnswerSpec, max_tokens: int | None) -> int | None:
 
 
 def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
+    """The answer's fields and range in words.  The schema itself goes with the request (every
+    native backend passes it to the provider, a local model gets it as a grammar), so it is not
+    repeated in the text: that would send it twice."""
     first = (
         '"reasoning" (your brief step-by-step reasoning), then '
         if "reasoning" in schema["properties"]
@@ -187,7 +197,7 @@ def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
     )
     return (
         f'Reply with a JSON object with the fields {first}"answer", which must be '
-        f"{spec.describe()}. JSON schema: {json.dumps(schema, separators=(',', ':'))}"
+        f"{spec.describe()}."
     )
 
 

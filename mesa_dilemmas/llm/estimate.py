@@ -26,6 +26,7 @@ from typing import Any
 from mesa_dilemmas.llm.accounting import PriceTable, price_tokens, prices_checked
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.specs import SCHEMA_FIRST
 
 #: characters per token of English prompt text (OpenAI's rule of thumb; SmolLM2's tokenizer
 #: gives 3.9-4.3 on this project's prompts)
@@ -143,12 +144,6 @@ def _common_prefix(a: str, b: str) -> int:
         else:
             hi = mid - 1
     return lo
-
-
-#: providers that read an answer schema before the messages: OpenAI's structured-output schema
-#: is a prefix to the system message, and Anthropic reads tools (our schema is one) before the
-#: system prompt; the others (Gemini's response schema, a local grammar) are not in the prefix
-SCHEMA_FIRST = frozenset({"openai", "anthropic"})
 
 
 def schema_first(label: str) -> bool:

@@ -17,7 +17,9 @@ Template files
 value of it; ``{persona}`` the persona text; ``{p.svo_angle}`` a persona
 field; ``{instructions}`` the answer instructions (appended automatically when
 a template leaves them out); ``{tag}``, ``{kind}``, ``{round}``,
-``{agent_id}``, ``{describe}`` (the spec's one-line description).
+``{agent_id}``, ``{describe}`` (the spec's one-line description); ``{example}`` in tags mode
+for a decision whose prompt shows a wider spec than its own (``Decision.shown``): a legal example
+of this seat's own answer (appended when a template leaves it out; empty otherwise).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from mesa_dilemmas.llm.answers import (
     native_instructions,
     native_schema,
     reasoning_room,
+    tags_example,
     tags_instructions,
 )
 
@@ -278,9 +281,16 @@ def render(
     reasoning: bool = True,
     reasoning_max_chars: int = 800,
     max_tokens: int | None = None,
+    shared_schema: bool = False,
 ) -> Prompt:
-    """The prompt for one decision in the given answer mode."""
+    """The prompt for one decision in the given answer mode.  ``shared_schema``: show the spec
+    the decision's phase shares across seats (``Decision.shown``, when it has one) -- its
+    schema, description and format -- and this seat's own example at the end
+    (:func:`mesa_dilemmas.llm.specs.shares_schema` says for which providers); the answer is
+    validated by the seat's own spec either way."""
     template = template_for(decision.kind, templates_dir)
+    shown = decision.shown if shared_schema else None
+    spec = decision.spec if shown is None else shown
     fields = _Fields(
         decision,
         obs=dict(decision.observation),
@@ -289,7 +299,7 @@ def render(
         kind=decision.kind,
         round=round_,
         agent_id=decision.agent_id,
-        describe=decision.spec.describe(),
+        describe=spec.describe(),
     )
     if callable(template) and not isinstance(template, Template):
         template = template(decision, fields)
@@ -297,15 +307,24 @@ def render(
     schema = None
     reasoning = reasoning or mode != "native"  # tags mode always reasons in prose
     if reasoning:  # the reasoning gets what the longest answer leaves of max_tokens
-        reasoning_chars, limit = reasoning_room(decision.spec, max_tokens, reasoning_max_chars)
+        reasoning_chars, limit = reasoning_room(spec, max_tokens, reasoning_max_chars)
     else:
-        reasoning_chars, limit = 0, answer_token_limit(decision.spec, max_tokens)
+        reasoning_chars, limit = 0, answer_token_limit(spec, max_tokens)
     if mode == "native":
-        schema = native_schema(decision.spec, reasoning, reasoning_chars)
-        instructions = native_instructions(decision.spec, schema)
-    else:
-        instructions = with_example(tags_instructions(decision.spec, tag), decision.spec, tag)
-    fields.update(instructions=instructions, tag=tag)
+        schema = native_schema(spec, reasoning, reasoning_chars)
+        instructions = native_instructions(spec, schema)
+        example = ""
+    elif shown is None:
+        instructions = with_example(tags_instructions(spec, tag), spec, tag)
+        example = ""
+    else:  # the format shown to every seat; the example, this seat's own, goes to its part
+        instructions = tags_instructions(spec, tag, example=False)
+        own = spec_example(decision.spec)
+        own = example_value(decision.spec) if own is None else own
+        example = (
+            f"Answer in that format, for example <{tag}>{tags_example(decision.spec, own)}</{tag}>."
+        )
+    fields.update(instructions=instructions, tag=tag, example=example)
     if template is None:
         return Prompt(
             system=system_text(persona, system_extra),
@@ -318,6 +337,8 @@ def render(
     user = _format(template.user, fields, template, "user")
     if "{instructions}" not in template.user:
         user = f"{user.rstrip()}\n\n{instructions}"
+    if example and "{example}" not in template.user:
+        user = f"{user.rstrip()}\n\n{example}"
     system = (
         system_text(persona, system_extra)
         if template.system is None

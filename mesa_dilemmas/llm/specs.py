@@ -69,6 +69,23 @@ class ModelSpec:
         return f"{text}@{self.base_url}" if self.base_url else text
 
 
+#: providers whose own APIs read the answer schema before the messages: OpenAI's structured-output
+#: schema is a prefix to the system message, and Anthropic reads tools (our schema is one) before
+#: the system prompt; the others (Gemini's response schema, a self-hosted server's grammar) are
+#: not part of the prompt's prefix
+SCHEMA_FIRST = frozenset({"openai", "anthropic"})
+
+
+def shares_schema(spec: ModelSpec) -> bool:
+    """Whether prompts for ``spec`` send the schema one phase shares across seats
+    (``Decision.shown``) rather than the seat's own: for a provider's own API that reads the
+    schema first, where a schema that differs by seat would make every prompt start differently
+    (no prompt-cache hit).  A self-hosted server (a base URL) enforces the seat's own schema as a
+    grammar, which costs no cache."""
+    spec = spec.replay_of or spec  # a replay renders exactly what the recorded run sent
+    return spec.provider in SCHEMA_FIRST and spec.base_url is None
+
+
 def parse_spec(spec: str) -> ModelSpec:
     """Parse a spec string; an unknown provider is an :class:`LLMConfigError`."""
     text = spec.strip()

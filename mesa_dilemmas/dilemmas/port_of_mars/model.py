@@ -116,6 +116,7 @@ from mesa_dilemmas.dilemmas.port_of_mars.cards import (
     role_specs,
 )
 from mesa_dilemmas.dilemmas.port_of_mars.events import (
+    PERSONAL_GAIN_COINS,
     RoundEffects,
     apply_ongoing,
     resolve_deferred,
@@ -125,11 +126,18 @@ from mesa_dilemmas.dilemmas.port_of_mars.meeting import run_meeting
 from mesa_dilemmas.dilemmas.port_of_mars.metrics import Metrics
 from mesa_dilemmas.dilemmas.port_of_mars.observe import Observations
 from mesa_dilemmas.dilemmas.port_of_mars.prompts import PROMPTS_DIR
-from mesa_dilemmas.dilemmas.port_of_mars.specs import budget_spec
+from mesa_dilemmas.dilemmas.port_of_mars.specs import (
+    budget_spec,
+    shown_card,
+    shown_cards,
+    shown_coins,
+    shown_spend,
+)
 from mesa_dilemmas.dilemmas.port_of_mars.trade import (
     TradeOffer,
     execute,
     offer_spec,
+    shown_offer_spec,
 )
 
 Preset = Literal["svo", "cultural", "traits", "reference_bot"]
@@ -235,6 +243,9 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     TWO_EVENTS_BELOW: ClassVar[int] = 65
     THREE_EVENTS_BELOW: ClassVar[int] = 35
     HAND_SIZE: ClassVar[int] = 3
+    #: the most coins a player can hold in a round: its pay, and the extra a personal-gain
+    #: event may add (the range every seat's prompt shows; a seat's own coins are checked)
+    MAX_COINS: ClassVar[int] = COINS_PER_ROUND + PERSONAL_GAIN_COINS
     HEALTH_COIN_COST: ClassVar[int] = 1
     #: the per-run metrics a batch summary aggregates (mean, sem per grid cell)
     RUN_METRICS: ClassVar[tuple[str, ...]] = (
@@ -719,6 +730,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                     "port_of_mars.health_plan",
                     NumberSpec(0, p.coins, integer=True),
                     p.coins // 2,
+                    shown=shown_coins(self.MAX_COINS),
                 )
             )
         for p, plan in zip(who, self.ask_all(decisions), strict=True):
@@ -743,6 +755,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                     "port_of_mars.goal_plan",
                     ChoiceSpec(names),
                     fallback,
+                    shown=shown_card(),
                     goal_question=question,
                 )
             )
@@ -783,6 +796,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                     "port_of_mars.invest",
                     budget_spec(costs, p.coins),
                     self.invest_fallback(p, costs),
+                    shown=shown_spend(self.MAX_COINS),
                 )
             )
         for p, costs, alloc in zip(who, all_costs, self.ask_all(decisions), strict=True):
@@ -807,6 +821,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         """Offers from everyone at once, then each recipient answers in turn (random order)."""
         if self.effects.trade_closed or self.max_offers == 0:
             return
+        shown_offers = ListSpec(shown_offer_spec(self.roles), max_items=self.max_offers)
         for _ in range(self.trade_rounds):
             decisions = []
             for p in self.players:
@@ -818,6 +833,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                         "port_of_mars.trade_offer",
                         spec,
                         [],
+                        shown=shown_offers,
                         partners=", ".join(partners),
                         holdings=bundle_text(p.resources),
                     )
@@ -877,7 +893,12 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             spec = ListSpec(ChoiceSpec(affordable), max_items=len(affordable))
             decisions.append(
                 self.decision(
-                    p.seat, "port_of_mars.purchase", spec, [], options_text=", ".join(affordable)
+                    p.seat,
+                    "port_of_mars.purchase",
+                    spec,
+                    [],
+                    shown=shown_cards(self.HAND_SIZE),
+                    options_text=", ".join(affordable),
                 )
             )
         for p, names in zip(who, self.ask_all(decisions), strict=True):
@@ -919,6 +940,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                     "port_of_mars.discard",
                     ListSpec(ChoiceSpec(names), max_items=len(names)),
                     [],
+                    shown=shown_cards(self.HAND_SIZE),
                 )
             )
         for p, names in zip(who, self.ask_all(decisions), strict=True):

@@ -145,8 +145,11 @@ class Observations:
     def player_texts(self, seat: int, obs: dict[str, Any]) -> dict[str, Any]:
         """The texts an LLM player's templates read (:mod:`.text`)."""
         hc = obs["port_health_coin_cost"]
+        rules = self.rules_numbers()
         return {
-            "briefing": text.briefing(obs, self.seats[seat].persona, self.rules_numbers()),
+            "rules": text.rules_text(rules),
+            "identity": text.identity(obs, self.seats[seat].persona, rules),
+            "briefing": text.briefing(obs, self.seats[seat].persona, rules),
             "situation": text.situation(obs),
             "prices": text.prices_text(obs),
             "health_per_coin": "1" if hc == 1 else f"1/{hc}",
@@ -159,8 +162,11 @@ class Observations:
         spec: Any,
         fallback: Any,
         meta: dict[str, Any] | None = None,
+        shown: Any = None,
         **extra: Any,
     ) -> Decision:
+        """Seat ``seat``'s decision of ``kind``: validated by ``spec``; its prompt shows
+        ``shown`` (one spec for every seat of the phase, :mod:`.specs`) when given."""
         obs = self.observe(seat, **extra)
         if self.texts_for_all or getattr(self.seats[seat].policy, "reads_text", False):
             obs.update(self.player_texts(seat, obs))
@@ -172,6 +178,7 @@ class Observations:
             step=self.round,
             fallback=fallback,
             meta=meta or {},
+            shown=shown,
         )
 
     def event_decision(

@@ -1,10 +1,17 @@
-"""Answer specs Port of Mars needs beyond the shared ones: bundles with a total budget.
+"""Answer specs Port of Mars needs beyond the shared ones: bundles with a total budget, and the
+wider specs its prompts show.
 
 The shared :class:`StructSpec` checks each field on its own; an investment
 (coins split over port health and resources) and Breakdown of Trust (keep at most
 two units in total) also need a constraint *across* fields.  Putting it in the
 spec means a rule bug and a malformed LLM answer are caught by the same
 validation in the broker.
+
+A decision's spec is the seat's own (its coins, its cards, its partners); what its prompt shows
+is one spec per phase for every seat (``Decision.shown``, built by the ``shown_*`` functions
+here), so that every seat's prompt starts the same way and a provider serves that start from its
+prompt cache.  The seat's own limits are stated at the end of its prompt, and an answer outside
+them is refused by its own spec and asked again.
 """
 
 from __future__ import annotations
@@ -13,7 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mesa_dilemmas.agents.decisions import InvalidAnswer, NumberSpec, StructSpec
+from mesa_dilemmas.agents.decisions import (
+    InvalidAnswer,
+    ListSpec,
+    NumberSpec,
+    StructSpec,
+    TextSpec,
+)
+from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES
 
 
 @dataclass(frozen=True)
@@ -93,3 +107,54 @@ def budget_spec(costs: Mapping[str, int], budget: int, unit: str = "coins") -> B
     return BudgetSpec(
         fields, optional=frozenset(fields), costs=dict(costs), budget=budget, unit=unit
     )
+
+
+# -- what prompts show: one spec per phase for every seat ----------------------------------------
+
+
+@dataclass(frozen=True)
+class CardNameSpec(TextSpec):
+    """An accomplishment named as printed on its card (shown in place of the seat's own
+    choice of names, which its decision's spec checks)."""
+
+    max_chars: int = 60
+
+    def describe(self) -> str:
+        return "the name of an accomplishment card, exactly as printed"
+
+
+@dataclass(frozen=True)
+class SpendSpec(StructSpec):
+    """Units of port health and of each resource bought with coins (shown in place of the
+    seat's own :class:`BudgetSpec`, whose prices and coins its prompt states at the end)."""
+
+    def example(self) -> dict[str, int]:
+        return {"port_health": 3, RESOURCES[0]: 1}
+
+    def describe(self) -> str:
+        return (
+            "an object with whole numbers of units for any of: "
+            + ", ".join(self.fields)
+            + "; their cost at your prices must be at most your coins"
+        )
+
+
+def shown_coins(max_coins: int) -> NumberSpec:
+    """A number of coins (a health plan)."""
+    return NumberSpec(0, max_coins, integer=True)
+
+
+def shown_spend(max_coins: int) -> SpendSpec:
+    """An investment: units of port health and of every resource."""
+    fields = {name: NumberSpec(0, max_coins, integer=True) for name in ("port_health", *RESOURCES)}
+    return SpendSpec(fields, optional=frozenset(fields))
+
+
+def shown_card() -> CardNameSpec:
+    """One accomplishment (a goal)."""
+    return CardNameSpec()
+
+
+def shown_cards(max_items: int) -> ListSpec:
+    """Accomplishments (to complete, to discard)."""
+    return ListSpec(CardNameSpec(), max_items=max_items)

@@ -3,13 +3,16 @@
 The rules engine hands every decision a plain-data observation (``PortOfMarsModel.observe``);
 rule players read the data, LLM players read the texts this module adds to it:
 
-``briefing``
-    the rules (``prompts/parts/rules.txt``), the player's role and its prices, its
-    persona (``parts/personas.toml``) and what it is told about leadership
-    (``parts/leadership.toml``) -- the system prompt of every template.
+``rules``
+    the rules (``prompts/parts/rules.txt``), word for word the same for every player: the
+    system prompt of every template;
+``identity``
+    who the player is: its role and specialty, its persona (``parts/personas.toml``) and what
+    it is told about leadership (``parts/leadership.toml``); ``briefing`` is both, in that
+    order (for templates of one's own that want them in one piece);
 ``situation``
-    this round's state as the player sees it: port health, coins, points, resources, the
-    accomplishments in hand, the goal, the events, the summary of last round carried forward and
+    this round's state as the player sees it: port health, coins, points, resources, this
+    round's prices, the accomplishments in hand, the goal, the events, the summary of last round carried forward and
     this round's meeting summary.
 
 Both are pure functions of the observation and the persona, so a template set in a scenario's
@@ -86,26 +89,23 @@ def prices_text(obs: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def briefing(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
-    """The system text: rules, role and prices, persona, leadership."""
+def buying_limits(obs: Mapping[str, Any]) -> str:
+    """The resources this player cannot buy this round (it must trade for them)."""
     trade_only = obs["trade_only"]
-    out = [
-        part("rules").format(
-            role=obs["role"],
-            two_events_below_minus=rules["two_events_below"] - 1,
-            **rules,
-        ),
-        part("role").format(
-            role=obs["role"],
-            specialty=cap(obs["specialty"]),
-            prices=prices_text(obs),
-            trade_only_text=(
-                "You cannot buy " + " or ".join(cap(r) for r in trade_only) + ": trade for them."
-                if trade_only
-                else "You can buy every resource this round."
-            ),
-        ),
-    ]
+    if trade_only:
+        return "You cannot buy " + " or ".join(cap(r) for r in trade_only) + ": trade for them."
+    return "You can buy every resource this round."
+
+
+def rules_text(rules: Mapping[str, Any]) -> str:
+    """The rules, word for word the same for every player."""
+    return part("rules").format(two_events_below_minus=rules["two_events_below"] - 1, **rules)
+
+
+def identity(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
+    """Who this player is, all game long: role and specialty, persona, what it is told about
+    leadership (this round's prices are in the :func:`situation`)."""
+    out = [part("role").format(role=obs["role"], specialty=cap(obs["specialty"]))]
     text = persona_text(persona)
     if text:
         out.append(text)
@@ -113,6 +113,11 @@ def briefing(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str
     if lead:
         out.append(lead)
     return "\n\n".join(out)
+
+
+def briefing(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
+    """The rules, then who this player is."""
+    return f"{rules_text(rules)}\n\n{identity(obs, persona, rules)}"
 
 
 def card_line(card: Mapping[str, Any]) -> str:
@@ -150,23 +155,16 @@ def last_round_text(obs: Mapping[str, Any]) -> str:
 
 
 def situation(obs: Mapping[str, Any]) -> str:
-    """This round's state as the player sees it."""
+    """This round's state as the player sees it: first what stays the same all round (port
+    health, the events, last round, the meeting's notes, this round's prices), then what the
+    round's phases change (points, cards, goal, plan, coins, resources) -- so a prompt later in
+    the round starts as the player's earlier ones did (a provider's prompt cache)."""
     points = ", ".join(f"{r} {n}" for r, n in obs["points_by_role"].items())
     cards = obs["accomplishments"]
     lines = [
-        f"Round {obs['round']}. Port health is {obs['port_health']} "
-        f"(wear and tear takes {obs['wear_per_round']} at the start of every round).",
-        f"You have {obs['coins']} coins and {obs['points']} points. Points so far: {points}.",
-        f"Your resources: {bundle_text(obs['resources'])}.",
-        "Your accomplishments in hand:" if cards else "You hold no accomplishments.",
-        *(card_line(c) for c in cards),
+        f"Round {obs['round']}. Port health is {obs['port_health']}.",
+        events_text(obs),
     ]
-    if obs.get("goal"):
-        missing = bundle_text(obs.get("goal_missing") or {})
-        lines.append(f"Your goal: {obs['goal']} (still missing: {missing}).")
-    if obs.get("health_plan") is not None:
-        lines.append(f"Your plan: {obs['health_plan']} coins to port health this round.")
-    lines.append(events_text(obs))
     if not obs.get("markets_open", True):
         lines.append("Trading is closed this round.")
     if obs.get("must_spend_all_on_port_health"):
@@ -176,6 +174,21 @@ def situation(obs: Mapping[str, Any]) -> str:
         lines.append(last)
     if obs.get("meeting_summary"):
         lines.append(f"Your notes from this round's meeting: {obs['meeting_summary']}")
+    lines += [
+        f"This round you can buy: {prices_text(obs)}. {buying_limits(obs)}",
+        f"Points so far: {points}.",
+        "Your accomplishments in hand:" if cards else "You hold no accomplishments.",
+        *(card_line(c) for c in cards),
+    ]
+    if obs.get("goal"):
+        missing = bundle_text(obs.get("goal_missing") or {})
+        lines.append(f"Your goal: {obs['goal']} (still missing: {missing}).")
+    if obs.get("health_plan") is not None:
+        lines.append(f"Your plan: {obs['health_plan']} coins to port health this round.")
+    lines += [
+        f"You have {obs['coins']} coins and {obs['points']} points.",
+        f"Your resources: {bundle_text(obs['resources'])}.",
+    ]
     if obs.get("audit"):
         held = "; ".join(f"{r}: {bundle_text(v['resources'])}" for r, v in obs["audit"].items())
         lines.append(f"Everyone's resources (audit): {held}.")

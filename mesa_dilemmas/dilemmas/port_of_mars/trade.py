@@ -146,6 +146,32 @@ def offer_spec(partners: Sequence[str], holdings: Mapping[str, int]) -> TradeOff
     return TradeOfferSpec({"to": ChoiceSpec(tuple(partners)), "give": give, "receive": receive})
 
 
+@dataclass(frozen=True)
+class BundleSpec(StructSpec):
+    """Units of any resources, each a whole number up to the same limit (described in one
+    clause, not field by field)."""
+
+    def describe(self) -> str:
+        high = max(int(sub.high) for sub in self.fields.values())  # type: ignore[attr-defined]
+        return (
+            f"an object with a whole number from 0 to {high} for any of: {', '.join(self.fields)}"
+        )
+
+
+def shown_offer_spec(roles: Sequence[str]) -> TradeOfferSpec:
+    """The offer a prompt shows every seat: any role, any resource on either side (the seat's
+    own :func:`offer_spec` -- its partners, what it holds -- checks the answer)."""
+    bundle = {r: NumberSpec(0, MAX_UNITS_ASKED, integer=True) for r in RESOURCES}
+    optional = frozenset(RESOURCES)
+    return TradeOfferSpec(
+        {
+            "to": ChoiceSpec(tuple(roles)),
+            "give": BundleSpec(bundle, optional=optional),
+            "receive": BundleSpec(dict(bundle), optional=optional),
+        }
+    )
+
+
 def can_execute(offer: TradeOffer, inventories: Sequence[Mapping[str, int]]) -> bool:
     """Both sides still hold what they would hand over."""
     s, t = inventories[offer.sender], inventories[offer.recipient]
