@@ -49,27 +49,41 @@ def bench(name: str, overrides: list[str], root: Path, repeat: int = 1) -> None:
         for backend, workers in CONFIGS:
             out = root / f"{name.replace('/', '-')}-{backend}-{workers}-{attempt}"
             started = time.perf_counter()
-            run_scenario(name, out_dir=out, overrides=overrides, processes=workers,
-                         progress=False, execution={"backend": backend})  # fmt: skip
+            run_scenario(
+                name,
+                out_dir=out,
+                overrides=overrides,
+                processes=workers,
+                progress=False,
+                execution={"backend": backend},
+            )
             wall = time.perf_counter() - started
             frames[backend, workers] = pd.read_parquet(out / "runs.parquet")
             warm = wall - ray_startup_seconds(workers) if backend == "ray" else wall
             previous = best.get((backend, workers), (float("inf"), float("inf")))
             best[backend, workers] = min(previous, (wall, warm), key=lambda t: t[1])
-            print(f"  ({backend} {workers}, attempt {attempt + 1}: {wall:.2f} s, warm {warm:.2f} s)",
-                  flush=True)  # fmt: skip
-    print(f"{'backend':>8} {'workers':>7} {'runs':>6} {'wall s':>8} {'runs/s':>8} {'warm s':>8} "
-          f"{'vs local':>9}")  # fmt: skip
+            print(
+                f"  ({backend} {workers}, attempt {attempt + 1}: {wall:.2f} s, warm {warm:.2f} s)",
+                flush=True,
+            )
+    print(
+        f"{'backend':>8} {'workers':>7} {'runs':>6} {'wall s':>8} {'runs/s':>8} {'warm s':>8} "
+        f"{'vs local':>9}"
+    )
     for (backend, workers), (wall, warm) in best.items():
         n = len(frames[backend, workers])
         ratio = warm / best["local", workers][1] if backend == "ray" else 1.0
-        print(f"{backend:>8} {workers:>7} {n:>6} {wall:>8.2f} {n / wall:>8.1f} {warm:>8.2f} "
-              f"{ratio:>8.2f}x")  # fmt: skip
+        print(
+            f"{backend:>8} {workers:>7} {n:>6} {wall:>8.2f} {n / wall:>8.1f} {warm:>8.2f} "
+            f"{ratio:>8.2f}x"
+        )
     reference = frames["local", 1]
     for key, frame in frames.items():
         pd.testing.assert_frame_equal(reference, frame, obj=f"runs of {key}")
-    print("  identical runs.parquet in every configuration; "
-          f"load average {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+    print(
+        f"  identical runs.parquet in every configuration; load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
 
 
 def main() -> None:

@@ -225,8 +225,10 @@ def bench_page(browser: Any, url: str, path: str, steps: int, seconds: float) ->
 
 #: the two ways of drawing a round that one run compares: the chart widget's in-place update
 #: of the rows, and a full vega-embed of every spec (what Solara's ``VegaLite`` widget does)
-MODES = {"in place": {"MESA_DILEMMAS_CHARTS_IN_PLACE": "1"},
-         "full embed": {"MESA_DILEMMAS_CHARTS_IN_PLACE": "0"}}  # fmt: skip
+MODES = {
+    "in place": {"MESA_DILEMMAS_CHARTS_IN_PLACE": "1"},
+    "full embed": {"MESA_DILEMMAS_CHARTS_IN_PLACE": "0"},
+}
 RATIOS = ("step_ms_median", "step_ms_p90", "play_rounds_per_s", "play_chart_draws_per_s")
 
 
@@ -245,8 +247,11 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     load = os.getloadavg()
-    print(f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
-          f"on {os.cpu_count()} cores", file=sys.stderr)  # fmt: skip
+    print(
+        f"machine load (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+        f"on {os.cpu_count()} cores",
+        file=sys.stderr,
+    )
     for mode in args.modes.split(","):
         print(f"-- charts drawn: {mode}", file=sys.stderr)
         proc, url = start_in_background(env=MODES[mode])
@@ -264,8 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     for row in results:
         row["load_before_1min"], row["load_after_1min"] = round(load[0], 2), round(after[0], 2)
     print(json.dumps(results, indent=2))
-    print(f"machine load after (1, 5, 15 min): {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"machine load after (1, 5, 15 min): {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}",
+        file=sys.stderr,
+    )
     by = {(r["charts"], r["page"]): r for r in results}
     if all(m in args.modes.split(",") for m in MODES):
         print("\nin place / full embed:", file=sys.stderr)

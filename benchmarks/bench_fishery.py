@@ -88,8 +88,16 @@ def engine_only(engine: str, replications: int) -> tuple[int, float, float]:
     scenario, _ = load_scenario("fishery/beta_growth_sweep", [])
     seeds = derive_seeds(scenario.seed, replications)
     parameters = {**{k: [v] for k, v in scenario.params.items()}, **scenario.grid}
-    chunk = make_chunk(0, range(CELLS * replications), game="fishery", parameters=parameters,
-                       n_cells=CELLS, seeds=seeds, max_steps=scenario.max_steps, engine=engine)  # fmt: skip
+    chunk = make_chunk(
+        0,
+        range(CELLS * replications),
+        game="fishery",
+        parameters=parameters,
+        n_cells=CELLS,
+        seeds=seeds,
+        max_steps=scenario.max_steps,
+        engine=engine,
+    )
     return timed(lambda: int((run_batch_chunk(chunk)["Step"] > 0).sum()))
 
 
@@ -123,23 +131,30 @@ def measure(engine: str, replications: int, per_chunk: int = 0) -> dict[str, flo
 
 def ab_pairs(args: argparse.Namespace, per_chunk: int, label: str) -> None:
     """Mesa and vector measured in turn, ``args.rounds`` pairs; ratios on CPU and wall time."""
-    print(f"{'pair':>4} {'engine':>7} {'runs':>6} {'steps':>8} {'wall s':>7} {'steps/s':>9} "
-          f"{'CPU s':>6} {'steps/CPU s':>11} {'load':>5} {'RSS MB':>7}   ratio CPU (wall)")  # fmt: skip
+    print(
+        f"{'pair':>4} {'engine':>7} {'runs':>6} {'steps':>8} {'wall s':>7} {'steps/s':>9} "
+        f"{'CPU s':>6} {'steps/CPU s':>11} {'load':>5} {'RSS MB':>7}   ratio CPU (wall)"
+    )
     cpu_ratios, wall_ratios = [], []
     for pair in range(args.rounds):
         mesa = measure("mesa", args.mesa_replications, per_chunk)
         vec = measure("vector", args.replications, per_chunk)
         cpu_ratios.append(vec["cpu_rate"] / mesa["cpu_rate"])
         wall_ratios.append(vec["rate"] / mesa["rate"])
-        for name, r, reps in (("mesa", mesa, args.mesa_replications),
-                              ("vector", vec, args.replications)):  # fmt: skip
-            print(f"{pair + 1:>4} {name:>7} {CELLS * reps:>6} {r['steps']:>8} {r['wall']:>7.2f} "
-                  f"{r['rate']:>9,.0f} {r['cpu']:>6.2f} {r['cpu_rate']:>11,.0f} {r['load']:>5.2f} "
-                  f"{r['rss_mb']:>7.0f}"
-                  + (f"   {cpu_ratios[-1]:.1f}x ({wall_ratios[-1]:.1f}x)" if name == "vector"
-                     else ""))  # fmt: skip
-    print(f"vector / mesa{label}, CPU time: {', '.join(f'{r:.1f}x' for r in cpu_ratios)}; "
-          f"wall time: {', '.join(f'{r:.1f}x' for r in wall_ratios)}")  # fmt: skip
+        for name, r, reps in (
+            ("mesa", mesa, args.mesa_replications),
+            ("vector", vec, args.replications),
+        ):
+            print(
+                f"{pair + 1:>4} {name:>7} {CELLS * reps:>6} {r['steps']:>8} {r['wall']:>7.2f} "
+                f"{r['rate']:>9,.0f} {r['cpu']:>6.2f} {r['cpu_rate']:>11,.0f} {r['load']:>5.2f} "
+                f"{r['rss_mb']:>7.0f}"
+                + (f"   {cpu_ratios[-1]:.1f}x ({wall_ratios[-1]:.1f}x)" if name == "vector" else "")
+            )
+    print(
+        f"vector / mesa{label}, CPU time: {', '.join(f'{r:.1f}x' for r in cpu_ratios)}; "
+        f"wall time: {', '.join(f'{r:.1f}x' for r in wall_ratios)}"
+    )
 
 
 def main() -> None:
@@ -172,16 +187,20 @@ def main() -> None:
         help="also time the Mesa sweep with these process counts",
     )
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()  # fmt: skip
+    args = parser.parse_args()
     if args.one:
         one(args.one[0], int(args.one[1]), int(args.one[2]))
         return
 
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          f"({os.cpu_count()} cores)")  # fmt: skip
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"({os.cpu_count()} cores)"
+    )
     per_round = single_model_cost()
-    print(f"one FisheryModel (10 villagers): {per_round * 1e3:.3f} ms per round "
-          f"({1 / per_round:,.0f} rounds/s)\n")  # fmt: skip
+    print(
+        f"one FisheryModel (10 villagers): {per_round * 1e3:.3f} ms per round "
+        f"({1 / per_round:,.0f} rounds/s)\n"
+    )
 
     print(f"fishery/beta_growth_sweep, {CELLS} cells, one process: model steps per second, A B A B")
     ab_pairs(args, per_chunk=0, label="")
@@ -189,13 +208,17 @@ def main() -> None:
     ab_pairs(args, per_chunk=-1, label=" (engines alone)")
 
     print("\npeak memory of the vector sweep by chunk size (replications of every cell per chunk)")
-    print(f"{'per chunk':>9} {'runs/chunk':>10} {'runs':>6} {'steps/s':>9} {'steps/CPU s':>11} "
-          f"{'load':>5} {'RSS MB':>7}")  # fmt: skip
+    print(
+        f"{'per chunk':>9} {'runs/chunk':>10} {'runs':>6} {'steps/s':>9} {'steps/CPU s':>11} "
+        f"{'load':>5} {'RSS MB':>7}"
+    )
     for per_chunk in args.chunks:
         r = measure("vector", args.replications, per_chunk)
-        print(f"{per_chunk:>9} {per_chunk * CELLS:>10} {CELLS * args.replications:>6} "
-              f"{r['rate']:>9,.0f} {r['cpu_rate']:>11,.0f} {r['load']:>5.2f} "
-              f"{r['rss_mb']:>7.0f}")  # fmt: skip
+        print(
+            f"{per_chunk:>9} {per_chunk * CELLS:>10} {CELLS * args.replications:>6} "
+            f"{r['rate']:>9,.0f} {r['cpu_rate']:>11,.0f} {r['load']:>5.2f} "
+            f"{r['rss_mb']:>7.0f}"
+        )
 
     if args.processes:
         results = {}
@@ -206,8 +229,9 @@ def main() -> None:
         print(f"\nMesa sweep by processes, {args.mesa_replications} replications")
         print(f"{'processes':>9} {'steps':>9} {'wall s':>8} {'steps/s':>10} {'speed-up':>9}")
         for p, (steps, wall) in results.items():
-            print(f"{p:>9} {steps:>9} {wall:>8.1f} {steps / wall:>10,.0f} "
-                  f"{base_wall / wall:>8.2f}x")  # fmt: skip
+            print(
+                f"{p:>9} {steps:>9} {wall:>8.1f} {steps / wall:>10,.0f} {base_wall / wall:>8.2f}x"
+            )
 
 
 if __name__ == "__main__":

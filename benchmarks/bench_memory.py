@@ -35,12 +35,29 @@ WRAPPER = (
 
 
 def measure(scenario: str, replications: int, max_steps: int, out: Path) -> dict[str, float]:
-    command = [sys.executable, "-m", "mesa_dilemmas", "run", scenario, "--out", str(out),
-               "--processes", "1", "--no-progress", "--set", f"replications={replications}",
-               "--set", f"max_steps={max_steps}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mesa_dilemmas",
+        "run",
+        scenario,
+        "--out",
+        str(out),
+        "--processes",
+        "1",
+        "--no-progress",
+        "--set",
+        f"replications={replications}",
+        "--set",
+        f"max_steps={max_steps}",
+    ]
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WRAPPER, json.dumps(command)],
-                          check=True, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER, json.dumps(command)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     steps = out / "steps.parquet"
     return {
@@ -59,8 +76,10 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=100)
     args = parser.parse_args()
     print(f"{args.scenario}, max_steps={args.max_steps}, --processes 1")
-    print(f"{'size':>5} {'replications':>12} {'runs':>6} {'peak RSS MiB':>13} {'wall s':>8} "
-          f"{'steps.parquet MiB':>18}")  # fmt: skip
+    print(
+        f"{'size':>5} {'replications':>12} {'runs':>6} {'peak RSS MiB':>13} {'wall s':>8} "
+        f"{'steps.parquet MiB':>18}"
+    )
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, reps in (
@@ -68,11 +87,16 @@ def main() -> None:
             (f"{args.factor}x", args.replications * args.factor),
         ):
             rows[label] = row = measure(args.scenario, reps, args.max_steps, Path(tmp) / label)
-            print(f"{label:>5} {reps:>12} {row['runs']:>6} {row['peak_mib']:>13.1f} {row['wall_s']:>8.1f} "
-                  f"{row['steps_mib']:>18.2f}", flush=True)  # fmt: skip
+            print(
+                f"{label:>5} {reps:>12} {row['runs']:>6} {row['peak_mib']:>13.1f} {row['wall_s']:>8.1f} "
+                f"{row['steps_mib']:>18.2f}",
+                flush=True,
+            )
     small, large = rows.values()
-    print(f"peak RSS ratio {args.factor}x / 1x: {large['peak_mib'] / small['peak_mib']:.2f} "
-          f"(steps.parquet grew {large['steps_mib'] / small['steps_mib']:.1f}x)")  # fmt: skip
+    print(
+        f"peak RSS ratio {args.factor}x / 1x: {large['peak_mib'] / small['peak_mib']:.2f} "
+        f"(steps.parquet grew {large['steps_mib'] / small['steps_mib']:.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -56,9 +56,13 @@ def measure(name: str, rounds: int, llm: str | None = None) -> dict[str, Any]:
     tokens = sum(r.tally.tokens_in for r in found.rows)
     shared = sum(r.tally.shared_in for r in found.rows)
     cached = sum(r.tally.cached_in for r in found.rows)
-    return {"calls": calls, "tokens_in": tokens, "shared": shared / max(1, tokens),
-            "cacheable": cached / max(1, tokens),
-            "models": ", ".join(sorted({r.label for r in found.rows}))}  # fmt: skip
+    return {
+        "calls": calls,
+        "tokens_in": tokens,
+        "shared": shared / max(1, tokens),
+        "cacheable": cached / max(1, tokens),
+        "models": ", ".join(sorted({r.label for r in found.rows})),
+    }
 
 
 def main() -> None:
@@ -68,16 +72,20 @@ def main() -> None:
     ap.add_argument("--llm", action="append", help="models besides the scenario's own")
     args = ap.parse_args()
     os.environ.setdefault("MESA_DILEMMAS_CACHE_DIR", tempfile.mkdtemp(prefix="bench-prefix-"))
-    print(f"{'scenario':<34} {'model':<40} {'calls':>6} {'input tokens':>13} "
-          f"{'shared prefix':>14} {'cacheable':>10}")  # fmt: skip
+    print(
+        f"{'scenario':<34} {'model':<40} {'calls':>6} {'input tokens':>13} "
+        f"{'shared prefix':>14} {'cacheable':>10}"
+    )
     for name in args.scenarios:
         for llm in (None, *(args.llm or API_MODELS)):
             m = measure(name, args.rounds, llm)
             if not m:
                 print(f"{name:<34} (no LLM calls)")
                 break
-            print(f"{name:<34} {m['models'][:40]:<40} {m['calls']:>6,.0f} {m['tokens_in']:>13,.0f} "
-                  f"{m['shared']:>13.1%} {m['cacheable']:>10.1%}")  # fmt: skip
+            print(
+                f"{name:<34} {m['models'][:40]:<40} {m['calls']:>6,.0f} {m['tokens_in']:>13,.0f} "
+                f"{m['shared']:>13.1%} {m['cacheable']:>10.1%}"
+            )
 
 
 if __name__ == "__main__":

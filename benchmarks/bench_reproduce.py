@@ -55,10 +55,19 @@ def measure(scenario: str, overrides: list[str], fast: bool, work: Path) -> tupl
     before = children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, scenario, str(out), "1" if fast else "0",
-         json.dumps(overrides)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            scenario,
+            str(out),
+            "1" if fast else "0",
+            json.dumps(overrides),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{scenario}: {done.stderr.strip().splitlines()[-1:]}")
@@ -80,10 +89,14 @@ def main() -> None:
     experiments, _, _ = registered_claims()
     if args.only:
         experiments = [e for e in experiments if e.key in args.only]
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          f"({os.cpu_count()} cores); mode {args.mode}, one process per run")  # fmt: skip
-    print(f"{'experiment':<14} {'scenario':<36} {'pair':>4} {'before CPU s':>12} "
-          f"{'after CPU s':>11} {'ratio':>7} {'wall b/a s':>13} {'load':>5}")  # fmt: skip
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"({os.cpu_count()} cores); mode {args.mode}, one process per run"
+    )
+    print(
+        f"{'experiment':<14} {'scenario':<36} {'pair':>4} {'before CPU s':>12} "
+        f"{'after CPU s':>11} {'ratio':>7} {'wall b/a s':>13} {'load':>5}"
+    )
     totals = [0.0, 0.0]
     with tempfile.TemporaryDirectory(prefix="bench-reproduce-") as tmp:
         work = Path(tmp)
@@ -100,13 +113,17 @@ def main() -> None:
                 a_cpu, a_wall = measure(exp.scenario, list(overrides), True, work)
                 totals[0] += b_cpu
                 totals[1] += a_cpu
-                print(f"{exp.key:<14} {exp.scenario:<36} {pair:>4} {b_cpu:>12.1f} {a_cpu:>11.1f} "
-                      f"{b_cpu / max(a_cpu, 1e-9):>6.1f}x {b_wall:>6.1f}/{a_wall:<6.1f} "
-                      f"{load:>5.2f}{'' if has_fast else '  (no fast path: control)'}",
-                      flush=True)  # fmt: skip
-    print(f"all experiments, CPU s: before {totals[0]:.1f}, after {totals[1]:.1f} "
-          f"({totals[0] / max(totals[1], 1e-9):.1f}x); load average at end: "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
+                print(
+                    f"{exp.key:<14} {exp.scenario:<36} {pair:>4} {b_cpu:>12.1f} {a_cpu:>11.1f} "
+                    f"{b_cpu / max(a_cpu, 1e-9):>6.1f}x {b_wall:>6.1f}/{a_wall:<6.1f} "
+                    f"{load:>5.2f}{'' if has_fast else '  (no fast path: control)'}",
+                    flush=True,
+                )
+    print(
+        f"all experiments, CPU s: before {totals[0]:.1f}, after {totals[1]:.1f} "
+        f"({totals[0] / max(totals[1], 1e-9):.1f}x); load average at end: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

@@ -109,10 +109,12 @@ def memo_benchmark(repeat: int) -> None:
     for n in (4, 16):
         sc, opts = load_scenario(
             "public_goods/self_play",
-            [f"options.group_sizes=[{n}]",
-             f"options.collective_set={json.dumps(str(root / 'collective'))}",
-             f"options.exploitative_set={json.dumps(str(root / 'exploitative'))}"],
-        )  # fmt: skip
+            [
+                f"options.group_sizes=[{n}]",
+                f"options.collective_set={json.dumps(str(root / 'collective'))}",
+                f"options.exploitative_set={json.dumps(str(root / 'exploitative'))}",
+            ],
+        )
         best = {False: float("inf"), True: float("inf")}
         runs, rate = {}, None
         for _ in range(repeat):

@@ -50,8 +50,12 @@ def commands(out: Path) -> list[list[str]]:
     published = sorted((corpus / "published").glob("*.py"))
     game_of = {path: path.stem.rsplit("_", 1)[0] for path in published}
     first, second = published[-1], published[0]  # two games: one plays most paths
-    sets = [str(first), str(corpus / "generated" / "collective"),
-            str(corpus / "generated" / "exploitative"), str(corpus / "benign.py")]  # fmt: skip
+    sets = [
+        str(first),
+        str(corpus / "generated" / "collective"),
+        str(corpus / "generated" / "exploitative"),
+        str(corpus / "benign.py"),
+    ]
     mix = [f"{corpus / 'benign.py'}:{name}" for name in ("LazyImports", "BigArrays")]
     return [
         ["analyse", "strategies", *sets, "--rollouts", "2", "--no-progress",
@@ -115,12 +119,23 @@ def main() -> int:
     for i, cmd in enumerate(commands(work)):
         prefix = work / f"trace{i}"
         subprocess.run(
-            [strace, "-ff", "-qq", "-s", "0", "-o", str(prefix), sys.executable, "-c", DRIVER,
-             *cmd],
+            [
+                strace,
+                "-ff",
+                "-qq",
+                "-s",
+                "0",
+                "-o",
+                str(prefix),
+                sys.executable,
+                "-c",
+                DRIVER,
+                *cmd,
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
             cwd=ROOT,
-        )  # fmt: skip
+        )
         counts, args = parse(sorted(work.glob(f"trace{i}.*")))
         total.update(counts)
         for name, c in args.items():

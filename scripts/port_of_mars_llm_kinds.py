@@ -59,9 +59,13 @@ def main() -> None:
     found = collect(range(args.seed, args.seed + 6))
     kinds = [k for k in args.kinds.split(",") if k] or sorted(found)
     policy = make_policy(
-        args.model, answer_mode="native", reasoning=reasoning, temperature=0.7, max_tokens=400,
+        args.model,
+        answer_mode="native",
+        reasoning=reasoning,
+        temperature=0.7,
+        max_tokens=400,
         run_seed=args.seed,
-    )  # fmt: skip
+    )
     print("| decision kind | decisions | parse failures | re-asks | fallbacks | last error |")
     print("|---|---|---|---|---|---|")
     for kind in kinds:

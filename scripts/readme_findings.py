@@ -71,8 +71,11 @@ def main(argv: list[str]) -> int:
     new = updated(readme, (ROOT / "docs" / "reproduction.md").read_text())
     if "--check" in argv:
         if new != readme:
-            print("README.md's findings table differs from docs/reproduction.md; run "
-                  "python scripts/readme_findings.py", file=sys.stderr)  # fmt: skip
+            print(
+                "README.md's findings table differs from docs/reproduction.md; run "
+                "python scripts/readme_findings.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     (ROOT / "README.md").write_text(new)

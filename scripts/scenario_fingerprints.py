@@ -30,8 +30,13 @@ def tiny_overrides(raw: dict) -> list[str]:
     if experiment.startswith("self_play"):
         return ["options.samples=2", "options.group_sizes=[4]", "options.rounds=5"]
     if experiment.startswith("cultural_evolution"):
-        return ["options.runs=1", "options.population=32", "options.survivors=8",
-                "options.max_generations=2", "options.group_sizes=[4]"]  # fmt: skip
+        return [
+            "options.runs=1",
+            "options.population=32",
+            "options.survivors=8",
+            "options.max_generations=2",
+            "options.group_sizes=[4]",
+        ]
     out = ["replications=1", f"max_steps={min(4, int(raw.get('max_steps', 4)))}"]
     text = json.dumps(raw)
     if '"llm' in text or "llm =" in text:  # LLM scenarios: one cell, one round, few agents
@@ -90,7 +95,7 @@ def fingerprint(name: str, raw: dict, exe: str, work: Path) -> dict:
         "summary": hashlib.sha256(
             json.dumps(
                 summary.get("cells", summary.get("metrics", summary)), sort_keys=True, default=str
-            ).encode()  # fmt: skip
+            ).encode()
         ).hexdigest()[:16],
     }
 

@@ -57,10 +57,13 @@ def write_scenario(tmp: Path, text: str | bytes, name: str = "bad.toml") -> str:
         ('game = "fishery"\n[params]\npenalty = inf\n', "params.penalty"),
         ('game = "fishery"\n[params]\ngrowth_rate = nan\n', "params.growth_rate"),
         ('game = "fishery"\n[grid]\npenalty = [1.0, -inf]\n', "grid.penalty"),
-        ('game = "public_goods"\nexperiment = "self_play:SelfPlayExperiment"\n'
-         "[options]\ngame_params = { k = inf }\n", "options.game_params.k"),
+        (
+            'game = "public_goods"\nexperiment = "self_play:SelfPlayExperiment"\n'
+            "[options]\ngame_params = { k = inf }\n",
+            "options.game_params.k",
+        ),
     ],
-)  # fmt: skip
+)
 def test_non_finite_numbers_are_rejected(tmp_path, toml, field):
     assert_rejected(tmp_path, [write_scenario(tmp_path, toml)], field)
 
@@ -121,8 +124,11 @@ def test_deeply_nested_override(tmp_path):
 
 
 def test_not_utf8(tmp_path):
-    assert_rejected(tmp_path, [write_scenario(tmp_path, b'game = "fishery"\ndescription = "\xff\xfe"\n')],
-                    "not UTF-8")  # fmt: skip
+    assert_rejected(
+        tmp_path,
+        [write_scenario(tmp_path, b'game = "fishery"\ndescription = "\xff\xfe"\n')],
+        "not UTF-8",
+    )
 
 
 def test_scenario_that_is_a_directory(tmp_path):
@@ -134,8 +140,11 @@ def test_scenario_that_is_a_directory(tmp_path):
 
 
 def test_missing_strategy_set(tmp_path):
-    assert_rejected(tmp_path, ["public_goods/self_play", "--set", f'options.collective_set="{tmp_path}/nope"'],
-                    "options: strategy set")  # fmt: skip
+    assert_rejected(
+        tmp_path,
+        ["public_goods/self_play", "--set", f'options.collective_set="{tmp_path}/nope"'],
+        "options: strategy set",
+    )
 
 
 def test_empty_strategy_set(tmp_path):
@@ -144,8 +153,11 @@ def test_empty_strategy_set(tmp_path):
     (empty / "strategy_set.toml").write_text(
         'name = "empty"\nsource = "nobody"\nattitude = "collective"\n'
     )
-    assert_rejected(tmp_path, ["public_goods/self_play", "--set", f'options.collective_set="{empty}"'],
-                    "has no strategies: no Strategy subclass")  # fmt: skip
+    assert_rejected(
+        tmp_path,
+        ["public_goods/self_play", "--set", f'options.collective_set="{empty}"'],
+        "has no strategies: no Strategy subclass",
+    )
 
 
 @pytest.mark.parametrize(
@@ -162,8 +174,11 @@ def test_strategy_specs_resolve(tmp_path, value, field):
 
 def test_k_not_below_n_in_a_binary_game(tmp_path):
     assert_rejected(tmp_path, ["public_goods/reference_mix", "--set", "k=5"], "params.k")
-    assert_rejected(tmp_path, ["public_goods/reference_mix", "--set", "grid.k=[2, 4]",
-                               "--set", "n_players=4"], "params.k")  # fmt: skip
+    assert_rejected(
+        tmp_path,
+        ["public_goods/reference_mix", "--set", "grid.k=[2, 4]", "--set", "n_players=4"],
+        "params.k",
+    )
 
 
 # -- 6. --out -----------------------------------------------------------------------
@@ -212,9 +227,21 @@ def test_processes_capped_at_the_cores(tmp_path):
     assert cap_processes(cores + 3, force=True) == cores + 3
     assert cap_processes(1) == 1
     out = tmp_path / "run"
-    code, err = cli_in_process(["run", "fishery/altruism", "--out", str(out), "--no-progress",
-                         "--set", "replications=1", "--set", "max_steps=2",
-                         "--processes", str(cores + 1)])  # fmt: skip
+    code, err = cli_in_process(
+        [
+            "run",
+            "fishery/altruism",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--set",
+            "replications=1",
+            "--set",
+            "max_steps=2",
+            "--processes",
+            str(cores + 1),
+        ]
+    )
     assert code == 0, err
     assert f"capped at {cores}" in err
     assert f"processes = {cores}\n" in (out / "config.toml").read_text()
@@ -225,16 +252,31 @@ def test_processes_capped_at_the_cores(tmp_path):
 
 def test_huge_grid_needs_yes(tmp_path):
     values = ", ".join(str(1.5 + i / 1000) for i in range(1000))
-    text = ('game = "public_goods"\nreplications = 2\n[params]\nn_players = 4\n'
-            f"[grid]\nk = [{values}]\nrounds = [{', '.join(str(r) for r in range(1, 1001))}]\n")  # fmt: skip
+    text = (
+        'game = "public_goods"\nreplications = 2\n[params]\nn_players = 4\n'
+        f"[grid]\nk = [{values}]\nrounds = [{', '.join(str(r) for r in range(1, 1001))}]\n"
+    )
     line = assert_rejected(tmp_path, [write_scenario(tmp_path, text)], "run size: 2,000,000 runs")
     assert "--yes" in line and "about" in line  # time and disk estimates
 
 
 def test_large_run_prints_its_size(tmp_path):
     out = tmp_path / "run"
-    code, err = cli_in_process(["run", "public_goods/reference_mix", "--out", str(out), "--no-progress",
-                         "--set", "replications=400", "--set", "rounds=2", "--set", "max_steps=2"])  # fmt: skip
+    code, err = cli_in_process(
+        [
+            "run",
+            "public_goods/reference_mix",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--set",
+            "replications=400",
+            "--set",
+            "rounds=2",
+            "--set",
+            "max_steps=2",
+        ]
+    )
     assert code == 0, err
     assert "run size: 1,200 runs, about" in err
 
@@ -270,16 +312,24 @@ def _numeric_fields(model) -> list[tuple[str, type, float | None, float | None]]
     return out
 
 
-GAMES = {"fishery": "fishery/altruism", "public_goods": "public_goods/reference_mix",
-         "common_pool": "common_pool/reference_mix"}  # fmt: skip
+GAMES = {
+    "fishery": "fishery/altruism",
+    "public_goods": "public_goods/reference_mix",
+    "common_pool": "common_pool/reference_mix",
+}
 TOP = [f for f in _numeric_fields(Scenario)]
 PARAMS = {g: _numeric_fields(params_model(game_model(g))) for g in GAMES}
 
 
 @st.composite
 def bad_value(draw, kind: type, low: float | None, high: float | None):
-    choices = [st.sampled_from([math.inf, -math.inf, math.nan]), st.booleans(),
-               st.text(alphabet="abcxyz", min_size=1, max_size=5), st.just([1, 2]), st.just({"a": 1})]  # fmt: skip
+    choices = [
+        st.sampled_from([math.inf, -math.inf, math.nan]),
+        st.booleans(),
+        st.text(alphabet="abcxyz", min_size=1, max_size=5),
+        st.just([1, 2]),
+        st.just({"a": 1}),
+    ]
     if low is not None:
         choices.append(
             st.just(low - 1) if kind is int else st.floats(low - 100, low, exclude_max=True)

@@ -14,8 +14,9 @@ from mesa_dilemmas.cli import main
 
 def _ishigami(tmp_path) -> str:
     path = tmp_path / "ishigami.toml"
-    path.write_text('name = "ishigami"\ngame = "tests.ishigami_game:IshigamiModel"\n'
-                    "seed = 1\nmax_steps = 1\n")  # fmt: skip
+    path.write_text(
+        'name = "ishigami"\ngame = "tests.ishigami_game:IshigamiModel"\nseed = 1\nmax_steps = 1\n'
+    )
     return str(path)
 
 
@@ -28,14 +29,34 @@ def _targets(tmp_path, text: str) -> str:
 def test_single_objective_and_resume(tmp_path) -> None:
     targets = _targets(tmp_path, '[[target]]\nmetric = "y"\nvalue = 6.0\n')
     out = tmp_path / "cal"
-    args = ["calibrate", _ishigami(tmp_path), "--targets", targets, "--param", "x2=0:3",
-            "--param", "x1=0:1.5"]  # fmt: skip
+    args = [
+        "calibrate",
+        _ishigami(tmp_path),
+        "--targets",
+        targets,
+        "--param",
+        "x2=0:3",
+        "--param",
+        "x1=0:1.5",
+    ]
     assert main([*args, "--trials", "12", "--out", str(out), "--no-progress"]) == 0
     assert len(pd.read_csv(out / "trials.csv")) == 12
     # resume to more trials: the 12 finished ones are kept, not recomputed
     before = (out / "evaluations.jsonl").read_text().splitlines()
-    assert main(["calibrate", _ishigami(tmp_path), "--resume", str(out), "--trials", "40",
-                 "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                _ishigami(tmp_path),
+                "--resume",
+                str(out),
+                "--trials",
+                "40",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     after = (out / "evaluations.jsonl").read_text().splitlines()
     assert after[:12] == before and len(after) == 40
     best = json.loads((out / "best.json").read_text())["best"][0]
@@ -46,13 +67,36 @@ def test_single_objective_and_resume(tmp_path) -> None:
 
 
 def test_fishery_pareto_front(tmp_path) -> None:
-    targets = _targets(tmp_path, '[[target]]\nmetric = "survival_time"\ndirection = "maximize"\n'
-                       '[[target]]\nmetric = "efficiency"\ndirection = "maximize"\n')  # fmt: skip
+    targets = _targets(
+        tmp_path,
+        '[[target]]\nmetric = "survival_time"\ndirection = "maximize"\n'
+        '[[target]]\nmetric = "efficiency"\ndirection = "maximize"\n',
+    )
     out = tmp_path / "fish"
-    assert main(["calibrate", "fishery/beta_growth_sweep", "--targets", targets,
-                 "--param", "penalty=2:18", "--param", "growth_rate=0.2:0.8", "--trials", "10",
-                 "--set", "replications=3", "--set", "max_steps=40", "--out", str(out),
-                 "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "fishery/beta_growth_sweep",
+                "--targets",
+                targets,
+                "--param",
+                "penalty=2:18",
+                "--param",
+                "growth_rate=0.2:0.8",
+                "--trials",
+                "10",
+                "--set",
+                "replications=3",
+                "--set",
+                "max_steps=40",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     front = json.loads((out / "best.json").read_text())["pareto_front"]
     assert front and all(set(p["params"]) == {"penalty", "growth_rate"} for p in front)
 
@@ -60,17 +104,49 @@ def test_fishery_pareto_front(tmp_path) -> None:
 def test_port_of_mars_tiny(tmp_path) -> None:
     targets = _targets(tmp_path, '[[target]]\nmetric = "points_mean"\ndirection = "maximize"\n')
     out = tmp_path / "pom"
-    assert main(["calibrate", "port_of_mars/svo_rule_based", "--targets", targets,
-                 "--param", "life_as_usual_copies=4:20", "--trials", "3",
-                 "--set", "replications=1", "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "port_of_mars/svo_rule_based",
+                "--targets",
+                targets,
+                "--param",
+                "life_as_usual_copies=4:20",
+                "--trials",
+                "3",
+                "--set",
+                "replications=1",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (out / "calibration.png").exists()
 
 
 def test_bad_targets_are_one_line_errors(tmp_path, capsys) -> None:
-    for text, match in (('[[target]]\nmetric = "yy"\ndirection = "maximize"\n', "'yy'"),
-                        ('[[target]]\nmetric = "y"\ndirection = "up"\n', "direction"),
-                        ('[[target]]\nclaim = "x"\n', "claim")):  # fmt: skip
-        assert main(["calibrate", _ishigami(tmp_path), "--targets", _targets(tmp_path, text),
-                     "--param", "x1=0:1", "--out", str(tmp_path / "bad")]) != 0  # fmt: skip
+    for text, match in (
+        ('[[target]]\nmetric = "yy"\ndirection = "maximize"\n', "'yy'"),
+        ('[[target]]\nmetric = "y"\ndirection = "up"\n', "direction"),
+        ('[[target]]\nclaim = "x"\n', "claim"),
+    ):
+        assert (
+            main(
+                [
+                    "calibrate",
+                    _ishigami(tmp_path),
+                    "--targets",
+                    _targets(tmp_path, text),
+                    "--param",
+                    "x1=0:1",
+                    "--out",
+                    str(tmp_path / "bad"),
+                ]
+            )
+            != 0
+        )
         err = capsys.readouterr().err.strip()
         assert match in err and "\n" not in err, err

@@ -42,8 +42,9 @@ def test_a_claim_calibration_maximises_the_reports_own_z(tmp_path) -> None:
     experiments = {e.key: e for e in fishery_claims.EXPERIMENTS}
     for key in ("shock_stock", "altruism_harsh"):
         exp = experiments[by_key[key].experiment]
-        run = run_scenario(exp.scenario, out_dir=tmp_path / key, overrides=exp.overrides("tiny"),
-                           progress=False)  # fmt: skip
+        run = run_scenario(
+            exp.scenario, out_dir=tmp_path / key, overrides=exp.overrides("tiny"), progress=False
+        )
         assert rows[0]["metrics"][key] == pytest.approx(by_key[key].judge(run.out_dir).z)
         assert rows[0]["status"][key] == by_key[key].judge(run.out_dir).status
     best = json.loads((out / "best.json").read_text())["best"][0]
@@ -58,8 +59,20 @@ def test_a_claim_calibration_maximises_the_reports_own_z(tmp_path) -> None:
     assert (out / "claims.png").stat().st_size > 1000
     assert not (out / "work").exists() or not any((out / "work").iterdir())  # runs deleted
     # resuming to three trials evaluates one more point and repeats none
-    assert main(["calibrate", "fishery/altruism", "--resume", str(out), "--trials", "3",
-                 "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "fishery/altruism",
+                "--resume",
+                str(out),
+                "--trials",
+                "3",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     again = (out / "evaluations.jsonl").read_text().splitlines()
     assert len(again) == 3 and [json.loads(x) for x in again[:2]] == rows
 
@@ -77,8 +90,18 @@ def test_a_claim_calibration_maximises_the_reports_own_z(tmp_path) -> None:
 def test_bad_claim_targets_are_one_line_errors(tmp_path, capsys, text, match) -> None:
     targets = tmp_path / "t.toml"
     targets.write_text(text)
-    code = main(["calibrate", "fishery/altruism", "--targets", str(targets), "--param",
-                 "catchability=0.03:0.05", "--out", str(tmp_path / "o")])  # fmt: skip
+    code = main(
+        [
+            "calibrate",
+            "fishery/altruism",
+            "--targets",
+            str(targets),
+            "--param",
+            "catchability=0.03:0.05",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and match in err and "\n" not in err, err
 
@@ -99,8 +122,7 @@ def test_standardised_effects() -> None:
 def test_the_neighbourhood_moves_one_parameter_and_stays_in_the_box() -> None:
     centre = {"a": 1.0, "b": 0.8}
     around = neighbourhood(centre, {"a": (0.5, 2.0), "b": (0.0, 0.9)})
-    assert [label for label, _ in around] == ["a x0.75", "a x1.25", "b x0.75",
-                                              "b = 0.9 (box edge)"]  # fmt: skip
+    assert [label for label, _ in around] == ["a x0.75", "a x1.25", "b x0.75", "b = 0.9 (box edge)"]
     for _, point in around:
         assert sum(point[k] != centre[k] for k in centre) == 1
 
@@ -111,8 +133,11 @@ def test_the_robustness_table_counts_what_the_neighbours_say() -> None:
     def res(a: float, b: float) -> dict:
         return {"shock_stock": {"z": a, "status": ""}, "altruism_harsh": {"z": b, "status": ""}}
 
-    r = Robustness({"x": 1.0}, res(2.0, 3.0), [("x x0.75", {"x": 0.75}, res(-1.0, 2.0)),
-                                              ("x x1.25", {"x": 1.25}, res(1.0, 1.0))])  # fmt: skip
+    r = Robustness(
+        {"x": 1.0},
+        res(2.0, 3.0),
+        [("x x0.75", {"x": 0.75}, res(-1.0, 2.0)), ("x x1.25", {"x": 1.25}, res(1.0, 1.0))],
+    )
     assert (r.held("shock_stock"), r.significant("shock_stock")) == (1, 0)
     assert (r.held("altruism_harsh"), r.significant("altruism_harsh")) == (2, 1)
     text = "\n".join(lines(r, claims, 1.0, "quick"))

@@ -17,15 +17,27 @@ CLI = [sys.executable, "-m", "mesa_dilemmas.cli"]
 @pytest.fixture(scope="module")
 def rule_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("norms") / "run"
-    args = ["run", "fishery/punishment_shock", "--set", "replications=1", "--set", "max_steps=3",
-            "--out", str(out), "--no-progress", "--processes", "1"]  # fmt: skip
+    args = [
+        "run",
+        "fishery/punishment_shock",
+        "--set",
+        "replications=1",
+        "--set",
+        "max_steps=3",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--processes",
+        "1",
+    ]
     subprocess.run([*CLI, *args], check=True, capture_output=True, timeout=300)
     return out
 
 
 def test_analyse_norms_refuses_a_run_without_llm_villagers(rule_run: Path) -> None:
-    r = subprocess.run([*CLI, "analyse", "norms", str(rule_run)], capture_output=True, text=True,
-                       timeout=300)  # fmt: skip
+    r = subprocess.run(
+        [*CLI, "analyse", "norms", str(rule_run)], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 2, r.stderr
     assert "no LLM villagers" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert "LLM societies" not in r.stdout and not (rule_run / "analysis").exists()
@@ -49,8 +61,12 @@ def test_a_dashboard_port_in_use_is_refused_before_an_address_is_printed() -> No
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        r = subprocess.run([*CLI, "dashboard", "--port", str(port), "--no-assets"],
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        r = subprocess.run(
+            [*CLI, "dashboard", "--port", str(port), "--no-assets"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert r.returncode == 2
     assert "http://" not in r.stdout and f"port {port}" in r.stderr and "in use" in r.stderr
 

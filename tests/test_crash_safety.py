@@ -15,8 +15,18 @@ from cli_runner import cli_in_process
 
 from mesa_dilemmas.files import atomic_path, to_parquet_atomic, write_text_atomic
 
-CHUNKED = ["fishery/altruism", "--no-progress", "--set", "replications=4", "--set", "max_steps=15",
-           "--set", "options.replications_per_chunk=1", "--set", "options.keep_chunks=true"]  # fmt: skip
+CHUNKED = [
+    "fishery/altruism",
+    "--no-progress",
+    "--set",
+    "replications=4",
+    "--set",
+    "max_steps=15",
+    "--set",
+    "options.replications_per_chunk=1",
+    "--set",
+    "options.keep_chunks=true",
+]
 
 
 def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
@@ -60,21 +70,34 @@ def test_resume_refuses_a_different_configuration(tmp_path):
         p.name: p.read_bytes() for p in out.iterdir() if p.is_file()
     } == before  # nothing touched
     # a change that cannot affect results is allowed
-    code, err = cli_in_process(["run", *CHUNKED, "--resume", str(out), "--processes", "1",
-                         "--set", 'description="again"'])  # fmt: skip
+    code, err = cli_in_process(
+        ["run", *CHUNKED, "--resume", str(out), "--processes", "1", "--set", 'description="again"']
+    )
     assert code == 0, err
 
 
 def test_sigkill_mid_run_then_resume_is_identical(tmp_path):
     """Kill a chunked run once its first chunk is saved; the resumed run equals an unbroken one."""
-    args = ["fishery/altruism", "--no-progress", "--set", "replications=6", "--set", "max_steps=40",
-            "--set", "options.replications_per_chunk=1"]  # fmt: skip
+    args = [
+        "fishery/altruism",
+        "--no-progress",
+        "--set",
+        "replications=6",
+        "--set",
+        "max_steps=40",
+        "--set",
+        "options.replications_per_chunk=1",
+    ]
     clean = tmp_path / "clean"
     assert cli_in_process(["run", *args, "--out", str(clean)])[0] == 0
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-m", "mesa_dilemmas", "run", *args, "--out", str(out)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mesa_dilemmas", "run", *args, "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     try:
         while not (out / "partial" / "chunk_00000.parquet").exists():
@@ -107,8 +130,14 @@ def test_a_finished_sweep_deletes_its_chunks_and_resuming_it_runs_nothing(tmp_pa
 def test_resuming_a_finished_run_runs_nothing_again(tmp_path):
     """A finished self-play run keeps no chunks: resuming it says so and rewrites nothing."""
     out = tmp_path / "run"
-    args = ["run", "public_goods/self_play", "--set", "options.samples=2",
-            "--set", "options.group_sizes=[4]"]  # fmt: skip
+    args = [
+        "run",
+        "public_goods/self_play",
+        "--set",
+        "options.samples=2",
+        "--set",
+        "options.group_sizes=[4]",
+    ]
     assert cli_in_process([*args, "--out", str(out)])[0] == 0
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     code, err = cli_in_process([*args, "--resume", str(out)])

@@ -93,8 +93,9 @@ def dark(tab) -> None:  # noqa: ANN001
     assert tab.locator(".v-application.theme--dark").count() == 1
 
 
-@pytest.mark.parametrize(("path", "kind"), [("fishery", "fishery-lake"),
-                                            ("port_of_mars", "port-of-mars-seats")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "kind"), [("fishery", "fishery-lake"), ("port_of_mars", "port-of-mars-seats")]
+)
 def test_agent_views_text_reads_on_the_dark_card(tab, path: str, kind: str) -> None:  # noqa: ANN001
     open_game(tab, path)
     step(tab)

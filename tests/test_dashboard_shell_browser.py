@@ -98,10 +98,20 @@ def test_save_as_scenario_replays_the_pages_game_with_mesa_dilemmas_run(
     target.write_bytes(path.read_bytes())
     out = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "mesa_dilemmas", "run", str(target), "--out", str(out),
-         "--no-progress"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mesa_dilemmas",
+            "run",
+            str(target),
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     steps = pd.read_parquet(out / "steps.parquet")
     row = steps[steps["Step"] == rounds].iloc[0]

@@ -18,8 +18,17 @@ from mesa_dilemmas.llm.answers import parse_tags
 from mesa_dilemmas.llm.prompts import render
 
 #: what an LLM villager must not be told: the catch and regrowth rules (catchability's value too)
-LEAKS = ("catchab", "alpha", str(params_model(FisheryModel).model_fields["catchability"].default),
-         "regrow", "logistic", "growth", "formula", "h =", "carrying")  # fmt: skip
+LEAKS = (
+    "catchab",
+    "alpha",
+    str(params_model(FisheryModel).model_fields["catchability"].default),
+    "regrow",
+    "logistic",
+    "growth",
+    "formula",
+    "h =",
+    "carrying",
+)
 
 
 class Scripted(Policy):

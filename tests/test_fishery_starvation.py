@@ -42,9 +42,15 @@ def test_the_defaults_starve_a_villager_who_stops_fishing_within_the_llm_horizon
 
 @pytest.mark.parametrize("kind", ["rule", "llm"])
 def test_a_villager_who_never_fishes_starves_in_the_predicted_round(kind):
-    model = FisheryModel(n_agents=4, llm_agents=1 if kind == "llm" else 0, llm="replay",
-                         punishment=False, social_learning=False, stop_at_collapse=False,
-                         rng=3)  # fmt: skip
+    model = FisheryModel(
+        n_agents=4,
+        llm_agents=1 if kind == "llm" else 0,
+        llm="replay",
+        punishment=False,
+        social_learning=False,
+        stop_at_collapse=False,
+        rng=3,
+    )
     if kind == "llm":
         (idle,) = [v for v in model.villagers if model.language[v.slot]]
         policy = NeverFishes()

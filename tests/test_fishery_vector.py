@@ -50,11 +50,22 @@ def test_vector_equals_mesa_exactly(cell: int) -> None:
     """Each cell over a few replications, with every column of every step compared."""
     params = {key: [value] for key, value in CELLS[cell].items()}
     seeds = derive_seeds(23 + cell, 6)
-    chunk = make_chunk(0, range(6), game="fishery", parameters=params, n_cells=1, seeds=seeds,
-                       max_steps=40)  # fmt: skip
+    chunk = make_chunk(
+        0, range(6), game="fishery", parameters=params, n_cells=1, seeds=seeds, max_steps=40
+    )
     mesa = run_batch_chunk(chunk)
-    vector = run_batch_chunk(make_chunk(0, range(6), game="fishery", parameters=params, n_cells=1,
-                                        seeds=seeds, max_steps=40, engine="vector"))  # fmt: skip
+    vector = run_batch_chunk(
+        make_chunk(
+            0,
+            range(6),
+            game="fishery",
+            parameters=params,
+            n_cells=1,
+            seeds=seeds,
+            max_steps=40,
+            engine="vector",
+        )
+    )
     _compare(mesa, vector)
 
 
@@ -64,8 +75,16 @@ def test_vector_grid_chunk_equals_mesa() -> None:
     params = {"penalty": [2.0, 10.0, 18.0], "growth_rate": [0.2, 0.5, 0.8]}
     seeds = derive_seeds(2027, 4)
     for engine in ("mesa", "vector"):
-        chunk = make_chunk(0, range(4, 31), game="fishery", parameters=params, n_cells=9,
-                           seeds=seeds, max_steps=60, engine=engine)  # fmt: skip
+        chunk = make_chunk(
+            0,
+            range(4, 31),
+            game="fishery",
+            parameters=params,
+            n_cells=9,
+            seeds=seeds,
+            max_steps=60,
+            engine=engine,
+        )
         if engine == "mesa":
             mesa = run_batch_chunk(chunk)
         else:
@@ -90,18 +109,29 @@ def test_unsupported_fall_back_to_mesa() -> None:
 def test_batch_scenario_names_its_engine(tmp_path) -> None:
     """A bundled batch scenario uses the vector engine by itself and says so; forcing the Mesa
     model gives the same runs."""
-    common = ["replications=2", "max_steps=15", "grid.penalty=[2.0,18.0]",
-              "grid.growth_rate=[0.3,0.7]"]  # fmt: skip
-    run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "v", overrides=common,
-                 progress=False)  # fmt: skip
-    run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "m",
-                 overrides=[*common, "execution.engine=mesa"], progress=False)  # fmt: skip
+    common = [
+        "replications=2",
+        "max_steps=15",
+        "grid.penalty=[2.0,18.0]",
+        "grid.growth_rate=[0.3,0.7]",
+    ]
+    run_scenario(
+        "fishery/beta_growth_sweep", out_dir=tmp_path / "v", overrides=common, progress=False
+    )
+    run_scenario(
+        "fishery/beta_growth_sweep",
+        out_dir=tmp_path / "m",
+        overrides=[*common, "execution.engine=mesa"],
+        progress=False,
+    )
     manifest = json.loads((tmp_path / "v" / "manifest.json").read_text())
     assert manifest["engine"]["name"] == "vector"
     assert json.loads((tmp_path / "m" / "manifest.json").read_text())["engine"]["name"] == "mesa"
     for table in ("runs", "steps"):
-        _compare(pd.read_parquet(tmp_path / "m" / f"{table}.parquet"),
-                 pd.read_parquet(tmp_path / "v" / f"{table}.parquet"))  # fmt: skip
+        _compare(
+            pd.read_parquet(tmp_path / "m" / f"{table}.parquet"),
+            pd.read_parquet(tmp_path / "v" / f"{table}.parquet"),
+        )
 
 
 def test_word_by_word_path_is_exact(monkeypatch) -> None:
@@ -111,10 +141,19 @@ def test_word_by_word_path_is_exact(monkeypatch) -> None:
     monkeypatch.setattr(vector, "_ALWAYS_SLOW", True)
     params = {"n_agents": [3, 7], "population": ["typed"]}
     seeds = derive_seeds(5, 3)
-    chunk = make_chunk(0, range(6), game="fishery", parameters=params, n_cells=2, seeds=seeds,
-                       max_steps=25)  # fmt: skip
-    fast = make_chunk(0, range(6), game="fishery", parameters=params, n_cells=2, seeds=seeds,
-                      max_steps=25, engine="vector")  # fmt: skip
+    chunk = make_chunk(
+        0, range(6), game="fishery", parameters=params, n_cells=2, seeds=seeds, max_steps=25
+    )
+    fast = make_chunk(
+        0,
+        range(6),
+        game="fishery",
+        parameters=params,
+        n_cells=2,
+        seeds=seeds,
+        max_steps=25,
+        engine="vector",
+    )
     _compare(run_batch_chunk(chunk), run_batch_chunk(fast))
 
 

@@ -31,9 +31,20 @@ X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 #: the AMX tile instructions (AMX-TILE, -INT8, -BF16, -FP16)
 AMX = (
-    "tileloadd", "tileloaddt1", "tilestored", "tdpbssd", "tdpbsud", "tdpbusd", "tdpbuud",
-    "tdpbf16ps", "tdpfp16ps", "ldtilecfg", "sttilecfg", "tilerelease", "tilezero",
-)  # fmt: skip
+    "tileloadd",
+    "tileloaddt1",
+    "tilestored",
+    "tdpbssd",
+    "tdpbsud",
+    "tdpbusd",
+    "tdpbuud",
+    "tdpbf16ps",
+    "tdpfp16ps",
+    "ldtilecfg",
+    "sttilecfg",
+    "tilerelease",
+    "tilezero",
+)
 #: an AMX mnemonic, an AMX tile register, or an AVX-512 register, in objdump's AT&T syntax
 FORBIDDEN = re.compile(rb"\b(?:" + b"|".join(m.encode() for m in AMX) + rb")\b|%tmm\d|%zmm\d+")
 #: substrings one of which every FORBIDDEN match holds: a fast search before the slow regex

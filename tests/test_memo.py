@@ -51,10 +51,14 @@ def test_checks_find_the_deterministic_and_the_anonymous(marked: dict[str, Path]
 def _self_play(marked: dict[str, Path], tmp_path: Path) -> tuple[pd.DataFrame, dict]:
     sc, opts = load_scenario(
         "public_goods/self_play",
-        ["options.group_sizes=[4, 8]", "options.samples=40", "options.splits=3",
-         f"options.collective_set={json.dumps(str(marked['collective']))}",
-         f"options.exploitative_set={json.dumps(str(marked['exploitative']))}"],
-    )  # fmt: skip
+        [
+            "options.group_sizes=[4, 8]",
+            "options.samples=40",
+            "options.splits=3",
+            f"options.collective_set={json.dumps(str(marked['collective']))}",
+            f"options.exploitative_set={json.dumps(str(marked['exploitative']))}",
+        ],
+    )
     res = SelfPlayExperiment().run(sc, opts, RunContext(tmp_path, 1, False))
     return res.runs, res.summary
 
@@ -77,10 +81,15 @@ def test_memoised_evolution_is_identical(
 ) -> None:
     sc, opts = load_scenario(
         "public_goods/cultural_evolution",
-        ["options.population=32", "options.survivors=4", "options.group_sizes=[4]",
-         "options.runs=1", "options.max_generations=4",
-         f"options.sets={json.dumps([str(p) for p in marked.values()])}"],
-    )  # fmt: skip
+        [
+            "options.population=32",
+            "options.survivors=4",
+            "options.group_sizes=[4]",
+            "options.runs=1",
+            "options.max_generations=4",
+            f"options.sets={json.dumps([str(p) for p in marked.values()])}",
+        ],
+    )
     out = []
     for on in (False, True):
         memo_switch(on)

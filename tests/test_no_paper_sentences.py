@@ -60,8 +60,13 @@ def python_strings(path: Path) -> Iterator[tuple[int, str]]:
 
 def texts() -> Iterator[tuple[str, str]]:
     """(where, text) for everything that must not carry a paper's words."""
-    for base in (ROOT / "mesa_dilemmas", ROOT / "tests", ROOT / "examples", ROOT / "scripts",
-                 ROOT / "benchmarks"):  # fmt: skip
+    for base in (
+        ROOT / "mesa_dilemmas",
+        ROOT / "tests",
+        ROOT / "examples",
+        ROOT / "scripts",
+        ROOT / "benchmarks",
+    ):
         for path in sorted(base.rglob("*.py")):
             if path.resolve() == Path(__file__).resolve():
                 continue

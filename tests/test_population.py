@@ -147,8 +147,12 @@ def test_strategy_groups_in_a_binary_game():
 
 
 def test_scenario_population_table_is_validated_and_becomes_the_players_parameter(tmp_path):
-    raw = {"name": "t", "game": "fishery", "params": {"n_agents": 4},
-           "population": {"groups": [{"llm": "local", "count": 9}]}}  # fmt: skip
+    raw = {
+        "name": "t",
+        "game": "fishery",
+        "params": {"n_agents": 4},
+        "population": {"groups": [{"llm": "local", "count": 9}]},
+    }
     with pytest.raises(
         ConfigError, match="params.population.groups: 9 players asked for, the game has 4"
     ):

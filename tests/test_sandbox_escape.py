@@ -110,8 +110,9 @@ def _env() -> dict[str, str]:
 
 
 def run_cli(args: list[str], markers: Path, cwd: Path) -> tuple[subprocess.CompletedProcess, int]:
-    proc = subprocess.Popen([EXE, *args], cwd=cwd, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [EXE, *args], cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     (markers / "run_pid").write_text(str(proc.pid))  # the corpus aims at it
     try:
         out, err = proc.communicate(timeout=900)
@@ -139,8 +140,12 @@ def assert_contained(result: subprocess.CompletedProcess, pid: int, markers: Pat
     assert (markers / "victim.txt").read_text() == "original"
     assert "FORGED" not in result.stdout + result.stderr
     places = {"stdout": result.stdout, "stderr": result.stderr, **_texts(out)}
-    leaks = [(form, where) for form, text in key_forms().items()
-             for where, content in places.items() if text in content]  # fmt: skip
+    leaks = [
+        (form, where)
+        for form, text in key_forms().items()
+        for where, content in places.items()
+        if text in content
+    ]
     assert not leaks, f"the key got out: {leaks}"
     _wait_for(lambda: not _launchers(pid), 15, "every worker of the run ended")
 
@@ -148,9 +153,21 @@ def assert_contained(result: subprocess.CompletedProcess, pid: int, markers: Pat
 def test_analyse_strategies_contains_the_escape_corpus(escape, tmp_path: Path) -> None:
     path, markers = escape
     out = tmp_path / "an"
-    result, pid = run_cli(["analyse", "strategies", str(path), "--rollouts", "2",
-                           "--no-references", "--no-progress", "--out", str(out)],
-                          markers, tmp_path)  # fmt: skip
+    result, pid = run_cli(
+        [
+            "analyse",
+            "strategies",
+            str(path),
+            "--rollouts",
+            "2",
+            "--no-references",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        markers,
+        tmp_path,
+    )
     assert_contained(result, pid, markers, out)
     offenders = json.loads((out / "summary.json").read_text())["offenders"]["escape"]
     assert sorted(offenders) == sorted(ESCAPES)
@@ -159,10 +176,23 @@ def test_analyse_strategies_contains_the_escape_corpus(escape, tmp_path: Path) -
 def test_self_play_contains_the_escape_corpus(escape, tmp_path: Path) -> None:
     path, markers = escape
     out = tmp_path / "sp"
-    result, pid = run_cli(["run", "public_goods/self_play", "--no-progress", "--out", str(out),
-                           "--set", "options.group_sizes=[4]", "--set", "options.samples=40",
-                           "--set", f"options.collective_set={json.dumps(str(path))}"],
-                          markers, tmp_path)  # fmt: skip
+    result, pid = run_cli(
+        [
+            "run",
+            "public_goods/self_play",
+            "--no-progress",
+            "--out",
+            str(out),
+            "--set",
+            "options.group_sizes=[4]",
+            "--set",
+            "options.samples=40",
+            "--set",
+            f"options.collective_set={json.dumps(str(path))}",
+        ],
+        markers,
+        tmp_path,
+    )
     assert_contained(result, pid, markers, out)
     flagged = json.loads((out / "summary.json").read_text())["flagged_strategies"]
     assert sorted(flagged) == sorted(ESCAPES)
@@ -172,11 +202,27 @@ def test_reference_mix_contains_the_escape_corpus(escape, tmp_path: Path) -> Non
     path, markers = escape
     out = tmp_path / "rm"
     specs = [f"{path}:{name}" for name in [*ESCAPES, "Control"]] + ["all_c"]
-    result, pid = run_cli(["run", "public_goods/reference_mix", "--no-progress", "--out", str(out),
-                           "--set", "replications=1", "--set", "max_steps=3",
-                           "--set", "params.rounds=3", "--set", f"grid.n_players=[{len(specs)}]",
-                           "--set", f"params.strategies={json.dumps(specs)}"],
-                          markers, tmp_path)  # fmt: skip
+    result, pid = run_cli(
+        [
+            "run",
+            "public_goods/reference_mix",
+            "--no-progress",
+            "--out",
+            str(out),
+            "--set",
+            "replications=1",
+            "--set",
+            "max_steps=3",
+            "--set",
+            "params.rounds=3",
+            "--set",
+            f"grid.n_players=[{len(specs)}]",
+            "--set",
+            f"params.strategies={json.dumps(specs)}",
+        ],
+        markers,
+        tmp_path,
+    )
     assert_contained(result, pid, markers, out)
     runs = pd.read_parquet(out / "runs.parquet")
     # every escaper failed every round and so played the default D; Control and all_c cooperated
@@ -188,11 +234,29 @@ def test_cultural_evolution_contains_the_escape_corpus(escape, tmp_path: Path) -
     path, markers = escape
     out = tmp_path / "ce"
     sets = json.dumps([str(path), "reference_exploitative"])
-    result, pid = run_cli(["run", "public_goods/cultural_evolution", "--no-progress",
-                           "--out", str(out), "--set", "options.population=16",
-                           "--set", "options.survivors=4", "--set", "options.group_sizes=[4]",
-                           "--set", "options.runs=1", "--set", "options.max_generations=2",
-                           "--set", f"options.sets={sets}"], markers, tmp_path)  # fmt: skip
+    result, pid = run_cli(
+        [
+            "run",
+            "public_goods/cultural_evolution",
+            "--no-progress",
+            "--out",
+            str(out),
+            "--set",
+            "options.population=16",
+            "--set",
+            "options.survivors=4",
+            "--set",
+            "options.group_sizes=[4]",
+            "--set",
+            "options.runs=1",
+            "--set",
+            "options.max_generations=2",
+            "--set",
+            f"options.sets={sets}",
+        ],
+        markers,
+        tmp_path,
+    )
     assert_contained(result, pid, markers, out)
     flagged = json.loads((out / "summary.json").read_text())["flagged_strategies"]
     assert flagged and set(flagged) <= set(ESCAPES)
@@ -215,11 +279,24 @@ def test_killing_a_run_ends_its_workers(tmp_path: Path) -> None:
     """SIGKILL a run in the middle of sandboxed play: its workers end with it."""
     (tmp_path / "busy.py").write_text(BUSY)
     proc = subprocess.Popen(
-        [EXE, "run", "public_goods/self_play", "--no-progress", "--out", str(tmp_path / "run"),
-         "--set", "options.group_sizes=[4]", "--set", "options.samples=200",
-         "--set", f"options.collective_set={json.dumps(str(tmp_path / 'busy.py'))}"],
-        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            EXE,
+            "run",
+            "public_goods/self_play",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "run"),
+            "--set",
+            "options.group_sizes=[4]",
+            "--set",
+            "options.samples=200",
+            "--set",
+            f"options.collective_set={json.dumps(str(tmp_path / 'busy.py'))}",
+        ],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         # launcher, init and worker exist, and the worker is past its start-up
         _wait_for(lambda: len(_launchers(proc.pid)) >= 3, 120, "the run started its worker")
@@ -285,17 +362,30 @@ def test_workers_report_their_layers() -> None:
     applied = " | ".join(box.applied)
     if os.geteuid() == 0:  # CI: everything is available
         assert not box.missing, box.missing
-        for layer in ("pid, mount, network, IPC namespaces", "read-only file system",
-                      "own /proc", "no capabilities", "Landlock", "seccomp allowlist",
-                      "PR_SET_PDEATHSIG"):  # fmt: skip
+        for layer in (
+            "pid, mount, network, IPC namespaces",
+            "read-only file system",
+            "own /proc",
+            "no capabilities",
+            "Landlock",
+            "seccomp allowlist",
+            "PR_SET_PDEATHSIG",
+        ):
             assert layer in applied, layer
 
 
 def _nobody_can_run_python() -> bool:
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         return False
-    probe = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
-             "-c", "import numpy, mesa_dilemmas"]  # fmt: skip
+    probe = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        sys.executable,
+        "-c",
+        "import numpy, mesa_dilemmas",
+    ]
     return subprocess.run(probe, capture_output=True, cwd="/").returncode == 0
 
 
@@ -314,11 +404,21 @@ def test_works_as_non_root() -> None:
         "print(json.dumps({'n': len(s), 'applied': box.applied, 'missing': box.missing}))\n"
     )
     result = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-         script],
-        capture_output=True, text=True, timeout=300, cwd="/",
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            script,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/",
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["n"] == 5
@@ -371,10 +471,26 @@ def test_without_namespaces_the_gap_is_reported_once_and_the_rest_holds(
     path, markers = escape
     out = tmp_path / "an"
     proc = subprocess.Popen(
-        [sys.executable, "-c", NO_NAMESPACES, "analyse", "strategies", str(path),
-         "--rollouts", "2", "--no-references", "--no-progress", "--out", str(out)],
-        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            NO_NAMESPACES,
+            "analyse",
+            "strategies",
+            str(path),
+            "--rollouts",
+            "2",
+            "--no-references",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     (markers / "run_pid").write_text(str(proc.pid))
     stdout, stderr = proc.communicate(timeout=900)
     result = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

@@ -74,8 +74,12 @@ def test_screen_finds_exactly_the_offenders(mixed: Path) -> None:
 
 
 def test_self_play_flags_by_default_and_excludes_on_request(mixed: Path, tmp_path: Path) -> None:
-    base = ["options.group_sizes=[4]", "options.samples=30", "options.splits=3",
-            f"options.collective_set={json.dumps(str(mixed))}"]  # fmt: skip
+    base = [
+        "options.group_sizes=[4]",
+        "options.samples=30",
+        "options.splits=3",
+        f"options.collective_set={json.dumps(str(mixed))}",
+    ]
     sc, opts = load_scenario("public_goods/self_play", base)
     flagged = SelfPlayExperiment().run(sc, opts, ctx(tmp_path / "a")).summary
     assert set(flagged["flagged_strategies"]) == {"LateCrash", "Talker"}
@@ -87,9 +91,14 @@ def test_self_play_flags_by_default_and_excludes_on_request(mixed: Path, tmp_pat
 
 
 def test_cultural_evolution_summary_collects_flags(mixed: Path, tmp_path: Path) -> None:
-    overrides = ["options.population=16", "options.survivors=4", "options.group_sizes=[4]",
-                 "options.runs=1", "options.max_generations=3",
-                 f"options.sets={json.dumps(['reference_exploitative', str(mixed)])}"]  # fmt: skip
+    overrides = [
+        "options.population=16",
+        "options.survivors=4",
+        "options.group_sizes=[4]",
+        "options.runs=1",
+        "options.max_generations=3",
+        f"options.sets={json.dumps(['reference_exploitative', str(mixed)])}",
+    ]
     sc, opts = load_scenario("public_goods/cultural_evolution", overrides)
     summary = CulturalEvolutionExperiment().run(sc, opts, ctx(tmp_path / "a")).summary
     assert set(summary["flagged_strategies"]) <= {"LateCrash", "Talker"}
@@ -107,8 +116,22 @@ def test_analysis_lists_offenders_instead_of_aborting(mixed: Path, tmp_path: Pat
     assert set(result.offenders["mixed"]) == {"LateCrash", "Talker"}
     assert result.features["mixed"].shape[0] == 2
     out = tmp_path / "an"
-    assert main(["analyse", "strategies", str(mixed), "--rollouts", "2", "--no-references",
-                 "--no-progress", "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "analyse",
+                "strategies",
+                str(mixed),
+                "--rollouts",
+                "2",
+                "--no-references",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["offenders"]["mixed"]) == {"LateCrash", "Talker"}
 

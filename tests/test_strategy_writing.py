@@ -126,10 +126,24 @@ def test_generate_regenerates_failures_records_them_and_writes_a_loadable_set(
     out = tmp_path / "set"
     with WireServer(responder=Canned(n, marker)) as server:
         code = main(
-            ["strategies", "generate", "--game", "public_goods", "--attitude", "collective",
-             "--model", f"openai:writer@{server.url}/v1", "-n", str(n), "--out", str(out),
-             "--max-tries", "3", "--quiet"]
-        )  # fmt: skip
+            [
+                "strategies",
+                "generate",
+                "--game",
+                "public_goods",
+                "--attitude",
+                "collective",
+                "--model",
+                f"openai:writer@{server.url}/v1",
+                "-n",
+                str(n),
+                "--out",
+                str(out),
+                "--max-tries",
+                "3",
+                "--quiet",
+            ]
+        )
         requests = server.state.requests
     assert code == 0
     assert not marker.exists()  # the hostile implementation ran in the sandbox only
@@ -159,8 +173,22 @@ def test_generate_regenerates_failures_records_them_and_writes_a_loadable_set(
     r = play_batch(game, [[s[j % len(s)] for j in range(b, b + 4)] for b in range(6)], range(6))
     assert r.flags == [] and np.isfinite(r.totals).all()
     # ... and `analyse strategies` reads it
-    assert main(["analyse", "strategies", str(out), "--out", str(tmp_path / "an"), "--rollouts", "5",
-                 "--no-references", "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "analyse",
+                "strategies",
+                str(out),
+                "--out",
+                str(tmp_path / "an"),
+                "--rollouts",
+                "5",
+                "--no-references",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     summary = json.loads((out / "generation.json").read_text())
     assert summary["accepted"] == 6 and summary["llm"]["provider_calls"] == requests
 
@@ -172,8 +200,20 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
     assert main([*base, "--game", "chess", "--out", str(tmp_path / "a")]) == 2
     assert "--game" in capsys.readouterr().err
     assert main([*base[:-1], "0", "--game", "public_goods", "--out", str(tmp_path / "b")]) == 2
-    assert main([*base, "--game", "public_goods", "--out", str(tmp_path / "c"),
-                 "--model", "nosuch:model"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                *base,
+                "--game",
+                "public_goods",
+                "--out",
+                str(tmp_path / "c"),
+                "--model",
+                "nosuch:model",
+            ]
+        )
+        == 2
+    )
     assert "--model" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 
@@ -184,9 +224,25 @@ def test_embedded_model_writes_a_few_and_a_replay_makes_no_call(tmp_path: Path) 
     """SmolLM2-135M mostly writes broken code: that is recorded, not fatal; a replay is identical."""
     llm = tmp_path / "llm.toml"
     llm.write_text("[llm]\ntemperature = 0.7\n[llm.local]\nn_ctx = 4096\n")
-    args = ["strategies", "generate", "--game", "public_goods", "--attitude", "exploitative",
-            "-n", "1", "--max-tries", "2", "--llm", str(llm), "--description-tokens", "96",
-            "--code-tokens", "192", "--quiet"]  # fmt: skip
+    args = [
+        "strategies",
+        "generate",
+        "--game",
+        "public_goods",
+        "--attitude",
+        "exploitative",
+        "-n",
+        "1",
+        "--max-tries",
+        "2",
+        "--llm",
+        str(llm),
+        "--description-tokens",
+        "96",
+        "--code-tokens",
+        "192",
+        "--quiet",
+    ]
     assert main([*args, "--model", "local", "--out", str(tmp_path / "live")]) == 0
     live = json.loads((tmp_path / "live" / "generation.json").read_text())
     assert live["requested"] == 1 and live["llm"]["provider_calls"] == 1 + live["mean_tries"]
@@ -243,9 +299,23 @@ def test_budget_stop_then_resume_pays_no_call_twice(
 ) -> None:
     n, out = 4, tmp_path / "set"
     with WireServer(responder=Canned(n, tmp_path / "marker")) as server:
-        base = ["strategies", "generate", "--game", "collective_risk", "--attitude", "collective",
-                "--model", f"openai:writer@{server.url}/v1", "-n", str(n), "--out", str(out),
-                "--llm", str(tmp_path / "llm.toml"), "--quiet"]  # fmt: skip
+        base = [
+            "strategies",
+            "generate",
+            "--game",
+            "collective_risk",
+            "--attitude",
+            "collective",
+            "--model",
+            f"openai:writer@{server.url}/v1",
+            "-n",
+            str(n),
+            "--out",
+            str(out),
+            "--llm",
+            str(tmp_path / "llm.toml"),
+            "--quiet",
+        ]
         (tmp_path / "llm.toml").write_text("[llm]\ncache = false\n")
         assert main([*base, "--max-calls", "6"]) == 3
         assert "--resume" in capsys.readouterr().err

@@ -134,9 +134,14 @@ def normalize_openai(body: dict[str, Any]) -> NormalizedRequest:
     if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
         schema = fmt["json_schema"]["schema"]
     return NormalizedRequest(
-        "openai", body["model"], system, messages, schema,
-        body.get("max_tokens") or body.get("max_completion_tokens"), body,
-    )  # fmt: skip
+        "openai",
+        body["model"],
+        system,
+        messages,
+        schema,
+        body.get("max_tokens") or body.get("max_completion_tokens"),
+        body,
+    )
 
 
 def normalize_anthropic(body: dict[str, Any]) -> NormalizedRequest:
@@ -147,9 +152,14 @@ def normalize_anthropic(body: dict[str, Any]) -> NormalizedRequest:
         if choice.get("type") == "tool" and tool["name"] == choice.get("name"):
             schema = tool["input_schema"]
     return NormalizedRequest(
-        "anthropic", body["model"], _text_of(body.get("system", "")), messages, schema,
-        body.get("max_tokens"), body,
-    )  # fmt: skip
+        "anthropic",
+        body["model"],
+        _text_of(body.get("system", "")),
+        messages,
+        schema,
+        body.get("max_tokens"),
+        body,
+    )
 
 
 def normalize_gemini(model: str, body: dict[str, Any]) -> NormalizedRequest:
@@ -163,9 +173,14 @@ def normalize_gemini(model: str, body: dict[str, Any]) -> NormalizedRequest:
     config = body.get("generationConfig", {})
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     return NormalizedRequest(
-        "gemini", model, parts_text(body.get("systemInstruction")), messages, schema,
-        config.get("maxOutputTokens"), body,
-    )  # fmt: skip
+        "gemini",
+        model,
+        parts_text(body.get("systemInstruction")),
+        messages,
+        schema,
+        config.get("maxOutputTokens"),
+        body,
+    )
 
 
 # -- response bodies (documented shapes) ---------------------------------------
@@ -438,9 +453,15 @@ class _Handler(BaseHTTPRequestHandler):
             file_id = f"file-{uuid.uuid4().hex[:24]}"
             with state.lock:
                 state.files[file_id] = upload
-            body = {"id": file_id, "object": "file", "bytes": len(upload), "created_at":
-                    int(time.time()), "filename": "batch.jsonl", "purpose": "batch",
-                    "status": "processed"}  # fmt: skip
+            body = {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(upload),
+                "created_at": int(time.time()),
+                "filename": "batch.jsonl",
+                "purpose": "batch",
+                "status": "processed",
+            }
             self._send(200, json.dumps(body).encode())
             return True
         if path == "/v1/batches":
@@ -455,21 +476,40 @@ class _Handler(BaseHTTPRequestHandler):
                     state.seen.append(req)
                     state.batch_lines += 1
                 response = openai_body(req, state.responder(req), state)
-                out.append({"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id":
-                            row["custom_id"], "response": {"status_code": 200, "request_id":
-                            uuid.uuid4().hex, "body": response}, "error": None})  # fmt: skip
+                out.append(
+                    {
+                        "id": f"batch_req_{uuid.uuid4().hex[:16]}",
+                        "custom_id": row["custom_id"],
+                        "response": {
+                            "status_code": 200,
+                            "request_id": uuid.uuid4().hex,
+                            "body": response,
+                        },
+                        "error": None,
+                    }
+                )
             output_id = f"file-{uuid.uuid4().hex[:24]}"
             batch_id = f"batch_{uuid.uuid4().hex[:24]}"
-            view = {"id": batch_id, "object": "batch", "endpoint": spec["endpoint"],
-                    "input_file_id": spec["input_file_id"],
-                    "completion_window": spec["completion_window"], "status": "in_progress",
-                    "created_at": int(time.time()), "output_file_id": None,
-                    "error_file_id": None, "request_counts": {"total": len(out),
-                    "completed": 0, "failed": 0}}  # fmt: skip
+            view = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": spec["endpoint"],
+                "input_file_id": spec["input_file_id"],
+                "completion_window": spec["completion_window"],
+                "status": "in_progress",
+                "created_at": int(time.time()),
+                "output_file_id": None,
+                "error_file_id": None,
+                "request_counts": {"total": len(out), "completed": 0, "failed": 0},
+            }
             with state.lock:
                 state.files[output_id] = ("\n".join(json.dumps(o) for o in out) + "\n").encode()
-                state.batches[batch_id] = {"view": view, "polls": 0, "api": "openai",
-                                           "output": output_id}  # fmt: skip
+                state.batches[batch_id] = {
+                    "view": view,
+                    "polls": 0,
+                    "api": "openai",
+                    "output": output_id,
+                }
             self._send(200, json.dumps(view).encode())
             return True
         if path == "/v1/messages/batches":
@@ -481,22 +521,41 @@ class _Handler(BaseHTTPRequestHandler):
                     state.seen.append(req)
                     state.batch_lines += 1
                 message = anthropic_body(req, state.responder(req), state)
-                results.append({"custom_id": item["custom_id"],
-                                "result": {"type": "succeeded", "message": message}})  # fmt: skip
+                results.append(
+                    {
+                        "custom_id": item["custom_id"],
+                        "result": {"type": "succeeded", "message": message},
+                    }
+                )
             batch_id = f"msgbatch_{uuid.uuid4().hex[:24]}"
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             host, port = self.server.server_address[:2]
-            view = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
-                    "request_counts": {"processing": len(results), "succeeded": 0, "errored": 0,
-                                       "canceled": 0, "expired": 0},
-                    "ended_at": None, "created_at": now, "expires_at": now,
-                    "cancel_initiated_at": None, "archived_at": None,
-                    "results_url": None,
-                    "_results": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results"}  # fmt: skip
+            view = {
+                "id": batch_id,
+                "type": "message_batch",
+                "processing_status": "in_progress",
+                "request_counts": {
+                    "processing": len(results),
+                    "succeeded": 0,
+                    "errored": 0,
+                    "canceled": 0,
+                    "expired": 0,
+                },
+                "ended_at": None,
+                "created_at": now,
+                "expires_at": now,
+                "cancel_initiated_at": None,
+                "archived_at": None,
+                "results_url": None,
+                "_results": f"http://{host}:{port}/v1/messages/batches/{batch_id}/results",
+            }
             with state.lock:
-                state.batches[batch_id] = {"view": view, "polls": 0, "api": "anthropic",
-                                           "results": ("\n".join(json.dumps(r) for r in results)
-                                                       + "\n").encode()}  # fmt: skip
+                state.batches[batch_id] = {
+                    "view": view,
+                    "polls": 0,
+                    "api": "anthropic",
+                    "results": ("\n".join(json.dumps(r) for r in results) + "\n").encode(),
+                }
             self._send(200, json.dumps(_public(view)).encode())
             return True
         return False
@@ -559,8 +618,12 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.latency_s)
         if fault in STATUS_FAULTS:  # a rejection: the message echoes the key, as some servers do
             status, message = STATUS_FAULTS[fault]
-            key = (self.headers.get("Authorization", "").removeprefix("Bearer ")
-                   or self.headers.get("x-api-key") or self.headers.get("x-goog-api-key") or "")  # fmt: skip
+            key = (
+                self.headers.get("Authorization", "").removeprefix("Bearer ")
+                or self.headers.get("x-api-key")
+                or self.headers.get("x-goog-api-key")
+                or ""
+            )
             body = {"error": {"message": message.format(key=key), "code": status}}
             self._log(req.api, digest, status, fault, retry_count)
             self._send(status, json.dumps(body).encode())

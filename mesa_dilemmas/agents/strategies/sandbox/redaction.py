@@ -160,8 +160,11 @@ def redact_frame(frame: Any) -> Any:
     column names) redacted; the frame itself when there is nothing to hide (no copy)."""
     if not secrets():
         return frame
-    columns = [c for c in frame.columns if frame[c].dtype == object or str(frame[c].dtype) in (
-        "string", "str")]  # fmt: skip
+    columns = [
+        c
+        for c in frame.columns
+        if frame[c].dtype == object or str(frame[c].dtype) in ("string", "str")
+    ]
     renamed = {c: redact(c) for c in frame.columns if isinstance(c, str) and redact(c) != c}
     if not columns and not renamed:
         return frame
