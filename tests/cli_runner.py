@@ -41,7 +41,7 @@ def cli(
 
 def child_env(cache: Path | None = None) -> dict[str, str]:
     """The environment of a child ``mesa-dilemmas`` (for tests that start it themselves)."""
-    child = {k: v for k, v in os.environ.items() if k != "MESA_DILEMMAS_LLM_RUN"}
+    child = dict(os.environ)  # a run is never handed down through the environment
     child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), child.get("PYTHONPATH")]))
     if cache is not None:
         child["MESA_DILEMMAS_CACHE_DIR"] = str(cache)

@@ -8,7 +8,6 @@ project-wide fixtures).  Nothing here reaches the internet: servers listen on
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 import time
@@ -47,12 +46,12 @@ def llm_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A private cache directory, no active run, no real API keys."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("MESA_DILEMMAS_CACHE_DIR", str(cache))
-    monkeypatch.delenv(session.ENV, raising=False)
     for var in KEY_VARS:
         monkeypatch.delenv(var, raising=False)
-    yield cache
-    if os.environ.get(session.ENV):
-        session.finish_run()
+    with session.use(None):  # no active run, whatever an earlier test left active
+        yield cache
+        if session.active_path():
+            session.finish_run()
 
 
 def free_port() -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -252,12 +253,11 @@ def test_other_errors_are_not_called_overflows(text: str | None) -> None:
 
 
 @pytest.fixture
-def isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(session.ENV, "")
-    monkeypatch.delenv(session.ENV)
+def isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("MESA_DILEMMAS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_RECORD_DIR", str(tmp_path / "records"))
-    return tmp_path
+    with session.use(None):  # no active LLM run before or after
+        yield tmp_path
 
 
 def test_a_prompt_larger_than_the_local_context_is_named_with_its_fix(

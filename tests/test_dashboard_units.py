@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import stat
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,14 +39,13 @@ PAGE_BY_PATH = {p.path: p for p in PAGES}
 
 
 @pytest.fixture
-def isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """No active LLM run before or after; records and cache in tmp_path."""
-    monkeypatch.setenv(session.ENV, "")  # remembered as it was: restored (or removed) afterwards
-    monkeypatch.delenv(session.ENV)
     monkeypatch.setenv("MESA_DILEMMAS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MESA_DILEMMAS_DASHBOARD_RECORD_DIR", str(tmp_path / "records"))
     monkeypatch.delenv("MESA_DILEMMAS_DASHBOARD_LLM_CONFIG", raising=False)
-    return tmp_path
+    with session.use(None):  # the active run as it was is back afterwards
+        yield tmp_path
 
 
 def model_for(page: GamePage, **overrides: Any) -> DashboardModel:
@@ -176,8 +175,11 @@ class FakeGame:
     round: int = 0
     running: bool = True
     agents: list[Any] = field(default_factory=list)
+    #: the LLM run active in the thread that played the last round
+    seen_run: str | None = None
 
     def step(self) -> None:
+        self.seen_run = session.active_path()
         time.sleep(self.delay)
         if self.round + 1 == self.fail_at:
             raise RuntimeError("the lake caught fire")
@@ -272,7 +274,9 @@ def test_llm_rounds_run_in_the_background_and_steps_meanwhile_are_ignored(
     assert m.time == 1  # ...and Mesa's clock did not advance for it
     assert m.wait(10) and not m.busy
     assert m.round == 1 and m.view == {"round": 1} and m.running
-    assert os.environ[session.ENV].startswith(str(isolated_llm / "records"))
+    # the round's thread played in the model's own run
+    assert m.game.seen_run == str(m.llm.session_file)
+    assert m.game.seen_run.startswith(str(isolated_llm / "records"))
 
 
 def test_an_llm_round_that_raises_is_reported_after_the_worker_ends(isolated_llm: Path) -> None:

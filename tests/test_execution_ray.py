@@ -17,6 +17,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed")
 import ray_tasks  # noqa: E402
 from llm_servers.wire import WireServer  # noqa: E402
 
+from mesa_dilemmas.llm import session  # noqa: E402
 from mesa_dilemmas.scenarios import execution  # noqa: E402
 from mesa_dilemmas.scenarios.execution import ExecutionSettings, TaskFailed  # noqa: E402
 from mesa_dilemmas.scenarios.runner import run_scenario  # noqa: E402
@@ -160,7 +161,7 @@ max_concurrency = {k}
 def _llm_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MESA_DILEMMAS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    monkeypatch.delenv("MESA_DILEMMAS_LLM_RUN", raising=False)
+    session.activate(None)  # no LLM run active in this thread: the runs start their own
 
 
 def test_llm_limits_hold_across_every_ray_worker(tmp_path, monkeypatch):

@@ -59,7 +59,7 @@ def test_a_phase_goes_out_as_one_batch_job_at_batch_prices(provider, tmp_path):
 
 
 def _generate(server_url: str, out: Path, cache: Path, *extra: str) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k != session.ENV}
+    env = dict(os.environ)  # the child runs its own LLM session (none is inherited)
     env["MESA_DILEMMAS_CACHE_DIR"] = str(cache)
     env["OPENAI_API_KEY"] = "sk-test-batch"
     (out.parent / "llm.toml").write_text("[llm]\ncache = false\nbatch_poll_s = 0.05\n")
@@ -122,7 +122,7 @@ def _scenario_cmd(tmp_path: Path, url: str, batch: bool, name: str, *extra: str)
     path.write_text(
         LOCKSTEP_SCENARIO.format(provider="openai", url=f"{url}/v1", batch=str(batch).lower())
     )
-    env = {k: v for k, v in os.environ.items() if k != session.ENV}
+    env = dict(os.environ)  # the child runs its own LLM session (none is inherited)
     env["MESA_DILEMMAS_CACHE_DIR"] = str(tmp_path / f"cache-{name}")
     env["OPENAI_API_KEY"] = "sk-test-batch"
     out = tmp_path / name

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -126,16 +128,25 @@ def test_budget_stops_the_run_and_keeps_what_was_done(tmp_path: Path, server: Wi
     assert answers == fresh
 
 
-def _worker(spec: str, seed: int) -> None:
-    # a batch worker: only the environment tells it about the run
-    play([make_policy(spec) for _ in range(2)], rounds=1, phases=2, seed=seed)
+def _no_llm_env() -> bool:
+    """No environment variable of the LLM layer names a run (nor anything else)."""
+    return not [k for k in os.environ if k.startswith("MESA_DILEMMAS_LLM")]
+
+
+def _worker(spec: str, seed: int, run: str) -> None:
+    # a batch worker: only the session path it was handed tells it about the run
+    assert _no_llm_env() and session.current() is None
+    with session.use(run):
+        play([make_policy(spec) for _ in range(2)], rounds=1, phases=2, seed=seed)
+    assert session.current() is None
 
 
 def test_session_reaches_spawned_workers(tmp_path: Path, server: WireServer) -> None:
-    session.start_run(LLMSettings(), tmp_path / "run", resume=False)
+    run = session.start_run(LLMSettings(), tmp_path / "run", resume=False)
     ctx = mp.get_context("spawn")
     procs = [
-        ctx.Process(target=_worker, args=(f"openai:m@{server.url}/v1", seed)) for seed in (1, 2)
+        ctx.Process(target=_worker, args=(f"openai:m@{server.url}/v1", seed, str(run)))
+        for seed in (1, 2)
     ]
     for p in procs:
         p.start()
@@ -146,6 +157,67 @@ def test_session_reaches_spawned_workers(tmp_path: Path, server: WireServer) -> 
     assert summary["provider_calls"] == 8 and summary["decisions"] == 8
     calls = pd.read_parquet(tmp_path / "run" / "llm_calls.parquet")
     assert calls.pid.nunique() == 2 and set(calls.run_seed) == {"1", "2"}
+
+
+def _task(task: tuple[str, int]) -> int:
+    # a task of the execution backend: it is handed nothing but the task; the backend sends
+    # the driver's session path with it and runs it inside that run
+    spec, seed = task
+    assert _no_llm_env() and session.current() is not None
+    play([make_policy(spec) for _ in range(2)], rounds=1, phases=2, seed=seed)
+    return os.getpid()
+
+
+def test_the_backend_hands_the_run_to_workers_without_the_environment(
+    tmp_path: Path, server: WireServer
+) -> None:
+    from mesa_dilemmas.scenarios.execution import map_tasks
+
+    session.start_run(LLMSettings(), tmp_path / "run", resume=False)
+    assert _no_llm_env()  # the run is active here, yet no environment variable names it
+    spec = f"openai:m@{server.url}/v1"
+    pids = map_tasks(_task, [(spec, 1), (spec, 2)], processes=2, progress=False, desc="workers")
+    assert _no_llm_env() and os.getpid() not in pids
+    summary = session.finish_run()
+    assert session.current() is None
+    assert summary["provider_calls"] == 8 and summary["decisions"] == 8
+    calls = pd.read_parquet(tmp_path / "run" / "llm_calls.parquet")
+    assert set(calls.pid) == set(pids) and set(calls.run_seed) == {"1", "2"}
+
+
+def test_two_runs_in_two_threads_each_see_their_own(tmp_path: Path, server: WireServer) -> None:
+    spec = f"openai:m@{server.url}/v1"
+    both_started = threading.Barrier(2, timeout=60)
+    seen: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def one_run(name: str, seed: int, rounds: int) -> None:
+        try:
+            run = session.start_run(LLMSettings(), tmp_path / name, resume=False)
+            both_started.wait()  # both runs are active at once, one in each thread
+            state = session.current()
+            assert state is not None and state.run_dir == (tmp_path / name).resolve()
+            play([make_policy(spec) for _ in range(2)], rounds=rounds, phases=2, seed=seed)
+            both_started.wait()
+            seen[name] = session.finish_run(run)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test thread
+            errors.append(exc)
+            both_started.abort()
+
+    threads = [
+        threading.Thread(target=one_run, args=("a", 1, 1)),
+        threading.Thread(target=one_run, args=("b", 2, 2)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert session.current() is None  # neither thread's run is active in this one
+    assert seen["a"]["decisions"] == 4 and seen["b"]["decisions"] == 8  # type: ignore[index]
+    for name, seed in (("a", "1"), ("b", "2")):
+        calls = pd.read_parquet(tmp_path / name / "llm_calls.parquet")
+        assert set(calls.run_seed) == {seed}
 
 
 def test_finish_without_calls_leaves_no_files(tmp_path: Path) -> None:

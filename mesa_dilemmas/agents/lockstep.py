@@ -8,12 +8,15 @@ calls that the same phase of every run makes reach the same clients at the same 
 client in batch mode (``[llm] batch``) sends them as one batch job instead of one job per run.
 
 Each run keeps its own model, random generators and answers: running in lockstep changes
-when calls are made, never what a run does.
+when calls are made, never what a run does.  Each run's thread runs in a copy of the caller's
+:mod:`contextvars` context (a new thread starts with an empty one), so the runs see what the
+caller set there -- the active LLM run of :mod:`mesa_dilemmas.llm.session` among others.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -41,7 +44,8 @@ def run_on_shared_loop(coro: Any) -> Any:
 def run_in_lockstep[T](tasks: Sequence[Callable[[], T]], max_threads: int | None = None) -> list[T]:
     """Each task (a whole run) in a thread of its own, all asynchronous decisions on one event
     loop; the results in task order.  The first task to fail stops the tasks not started yet
-    and its error is raised once the running ones have ended."""
+    and its error is raised once the running ones have ended.  Each task runs in a copy of the
+    caller's context (its context variables: the active LLM run, ...)."""
     if not tasks:
         return []
     loop = asyncio.new_event_loop()
@@ -61,7 +65,9 @@ def run_in_lockstep[T](tasks: Sequence[Callable[[], T]], max_threads: int | None
     workers = max(1, min(len(tasks), max_threads or len(tasks)))
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lockstep-run") as pool:
-            futures = [pool.submit(in_lockstep(task)) for task in tasks]
+            futures = [
+                pool.submit(contextvars.copy_context().run, in_lockstep(task)) for task in tasks
+            ]
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = [f for f in futures if f in done and f.exception() is not None]
             if failed:

@@ -9,7 +9,9 @@ The parts the rest of the project uses:
 
 - :func:`make_policy` -- ``make_policy("openai:gpt-4o")`` and friends (games call it);
 - :func:`preflight` -- check keys, packages and model files before a run;
-- :mod:`~mesa_dilemmas.llm.session` -- ``start_run`` / ``finish_run`` around a run;
+- :mod:`~mesa_dilemmas.llm.session` -- ``start_run`` / ``finish_run`` around a run, and
+  ``with session.use(path):`` where its work continues in another process (the path of
+  the run's session file travels with the work; no environment variable);
 - :class:`LLMSettings` -- the scenario's ``[llm]`` table;
 - :class:`LLMConfigError`, :class:`BudgetExceeded`, :class:`ReplayMiss`;
 - :func:`register_templates` -- prompt templates per decision kind.

@@ -187,9 +187,10 @@ def answer_token_limit(spec: AnswerSpec, max_tokens: int | None) -> int | None:
 
 
 def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
-    """The answer's fields and range in words.  The schema itself goes with the request (every
-    native backend passes it to the provider, a local model gets it as a grammar), so it is not
-    repeated in the text: that would send it twice."""
+    """The answer's fields and range in words, and the schema itself: it also goes with the
+    request, but a server that cannot enforce it (llama-cpp-python's server takes JSON mode
+    only) would otherwise leave the model without it (measured: the embedded model then
+    answers out of shape)."""
     first = (
         '"reasoning" (your brief step-by-step reasoning), then '
         if "reasoning" in schema["properties"]
@@ -197,7 +198,7 @@ def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
     )
     return (
         f'Reply with a JSON object with the fields {first}"answer", which must be '
-        f"{spec.describe()}."
+        f"{spec.describe()}. JSON schema: {json.dumps(schema, separators=(',', ':'))}"
     )
 
 

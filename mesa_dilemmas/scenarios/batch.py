@@ -94,6 +94,7 @@ class BatchExperiment:
         partial_dir = ctx.out_dir / "partial"
         partial_dir.mkdir(exist_ok=True)
         paths = [chunk_path(partial_dir, i) for i in range(len(ranges))]
+        llm_session = execution.active_llm_run()  # each chunk carries the run's LLM session
         todo = [
             make_chunk(
                 i,
@@ -105,6 +106,7 @@ class BatchExperiment:
                 max_steps=scenario.max_steps,
                 engine=engine,
                 lockstep=lockstep,
+                llm_session=llm_session,
             )
             for i, runs in enumerate(ranges)
             if not (ctx.resume and is_saved(paths[i], runs))

@@ -15,6 +15,10 @@ A game may bring a vectorised engine: a module ``vector`` beside its model modul
 ``unsupported(kwargs) -> reason | None`` and ``run_vector([(run_id, iteration, kwargs)],
 max_steps)`` returning ``batch_run``'s rows as columns (one dict per group of runs it advances
 together).  A chunk with ``engine = "vector"`` runs all its runs through it at once.
+
+A chunk of a run with LLM agents carries the run's session file (``llm_session``): the worker
+runs the chunk inside ``with session.use(llm_session):`` (:mod:`mesa_dilemmas.llm.session`),
+and runs played in lockstep each run in a copy of that context.
 """
 
 from __future__ import annotations
@@ -98,6 +102,9 @@ class BatchChunk:
     #: play the chunk's runs side by side, their LLM calls on one event loop, so that each
     #: phase's calls of every run go out together (``[llm] batch``: one batch job a phase)
     lockstep: bool = False
+    #: the session file of the run's LLM session (None: no LLM run); the worker runs the
+    #: chunk inside it, since a worker process inherits no active run
+    llm_session: str | None = None
 
     @property
     def runs(self) -> range:
@@ -120,6 +127,7 @@ def make_chunk(
     max_steps: int,
     engine: str = "mesa",
     lockstep: bool = False,
+    llm_session: str | None = None,
 ) -> BatchChunk:
     first, last = runs.start // n_cells, (runs.stop - 1) // n_cells
     return BatchChunk(
@@ -133,6 +141,7 @@ def make_chunk(
         max_steps,
         engine,
         lockstep,
+        llm_session,
     )
 
 
@@ -176,7 +185,17 @@ def choose_engine(
 
 def run_batch_chunk(chunk: BatchChunk) -> pd.DataFrame:
     """A chunk's runs, one by one through Mesa's ``batch_run`` in this process; the rows are
-    numbered (``RunId``, ``iteration``) as in a ``batch_run`` over the whole sweep."""
+    numbered (``RunId``, ``iteration``) as in a ``batch_run`` over the whole sweep; inside the
+    chunk's LLM run (``chunk.llm_session``) when it has one."""
+    if chunk.llm_session is not None:
+        from mesa_dilemmas.llm import session
+
+        with session.use(chunk.llm_session):
+            return _run_chunk(chunk)
+    return _run_chunk(chunk)
+
+
+def _run_chunk(chunk: BatchChunk) -> pd.DataFrame:
     model_cls = game_model(chunk.game)
     first = chunk.start // chunk.n_cells
     if chunk.engine == "vector":

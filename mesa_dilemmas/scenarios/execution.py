@@ -15,6 +15,10 @@ any backend and any number of workers.
     stops the run with a message naming it, after everything finished so far was handed to the
     experiment's ``on_result`` (which saves it, so ``--resume`` re-runs only what is missing).
 
+The run's LLM session (:mod:`mesa_dilemmas.llm.session`) travels with the tasks: the session
+file of the run active in the driver's context is sent with every task, and the worker runs the
+task inside ``with session.use(path):`` (a worker inherits no run from its environment).
+
 Ray is an optional extra (``pip install mesa-dilemmas[ray]``), imported only when asked for.
 """
 
@@ -152,8 +156,8 @@ def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
 
 
 def _task_env() -> dict[str, str]:
-    """What a worker must share with the driver: the run's settings (the LLM session, the gate,
-    the cache directory) and the import roots."""
+    """What a worker must share with the driver: the run's settings (the LLM gate, the cache
+    directory; the LLM session goes with each task instead) and the import roots."""
     env = {k: v for k, v in os.environ.items() if k.startswith("MESA_DILEMMAS_")}
     env["PYTHONPATH"] = os.pathsep.join(_python_path())
     return env
@@ -192,6 +196,7 @@ def map_tasks(
     The progress bar counts tasks, or ``sizes[i]`` ``unit``\ s per task (e.g. runs per chunk)."""
     from tqdm.auto import tqdm
 
+    llm_run = active_llm_run()
     order = (
         sorted(range(len(tasks)), key=lambda i: -costs[i])
         if costs is not None
@@ -212,7 +217,7 @@ def map_tasks(
 
     try:
         if _current.backend == "ray":
-            _ray_map(fn, tasks, list(order), done, label or (lambda i: f"{desc} task {i}"))
+            _ray_map(fn, tasks, list(order), done, label or (lambda i: f"{desc} task {i}"), llm_run)
         elif processes <= 1 or len(tasks) <= 1:
             for i in order:
                 done(i, fn(tasks[i]))
@@ -221,7 +226,7 @@ def map_tasks(
             with ProcessPoolExecutor(
                 max_workers=min(processes, len(tasks)), mp_context=ctx
             ) as pool:
-                futures = {pool.submit(fn, tasks[i]): i for i in order}
+                futures = {pool.submit(_call, fn, tasks[i], llm_run): i for i in order}
                 try:
                     for fut in as_completed(futures):
                         done(futures.pop(fut), fut.result())  # a done future lets go of it
@@ -233,8 +238,22 @@ def map_tasks(
         bar.close()
 
 
-def _call(fn: Callable[[Any], Any], task: Any) -> Any:
-    return fn(task)
+def active_llm_run() -> str | None:
+    """The session file of the LLM run active here (None: none, or the LLM layer not loaded)."""
+    import sys
+
+    session = sys.modules.get("mesa_dilemmas.llm.session")
+    return None if session is None else session.active_path()
+
+
+def _call(fn: Callable[[Any], Any], task: Any, llm_run: str | None = None) -> Any:
+    """``fn(task)`` in a worker, inside the driver's LLM run (``llm_run``, sent with the task)."""
+    if llm_run is None:
+        return fn(task)
+    from mesa_dilemmas.llm import session
+
+    with session.use(llm_run):
+        return fn(task)
 
 
 def _ray_map(
@@ -243,6 +262,7 @@ def _ray_map(
     order: list[int],
     done: Callable[[int, Any], None],
     label: Callable[[int], str],
+    llm_run: str | None = None,
 ) -> None:
     import ray
     from ray.exceptions import RayError, RayTaskError
@@ -253,7 +273,7 @@ def _ray_map(
     run_vars = {k: v for k, v in _task_env().items() if k != "PYTHONPATH"}
     remote = remote.options(runtime_env={"env_vars": run_vars})
     fn_ref = ray.put(fn)
-    refs = {remote.remote(fn_ref, tasks[i]): i for i in order}
+    refs = {remote.remote(fn_ref, tasks[i], llm_run): i for i in order}
     pending = list(refs)
     try:
         while pending:

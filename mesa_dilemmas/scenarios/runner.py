@@ -218,10 +218,12 @@ def run_scenario(
     )
     started = time.time()
     llm_summary: dict[str, Any] | None = None
+    llm_run = None
     if llm_settings is not None:
         from mesa_dilemmas.llm import session
 
-        session.start_run(llm_settings, out, resume=resume is not None)
+        # active here until finish_run; the experiment sends its path with every task
+        llm_run = session.start_run(llm_settings, out, resume=resume is not None)
     try:
         llm_budget = llm_settings.budget if llm_settings is not None else None
         with run_on(exec_settings, scenario.processes, llm_budget):
@@ -242,8 +244,8 @@ def run_scenario(
             f"continue with --resume {out} after raising the budget"
         ) from None
     finally:
-        if llm_settings is not None:
-            llm_summary = session.finish_run()
+        if llm_run is not None:
+            llm_summary = session.finish_run(llm_run)
     wall = time.time() - started
     too_many: list[str] = []
     if llm_summary is not None:

@@ -12,7 +12,6 @@ starts only when confirmed (``--yes``).
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -178,11 +177,11 @@ def llm_estimate(
     seed = derive_seeds(scenario.seed, 1)[0]
     rounds = max(1, min(rounds, scenario.max_steps))
     total: dict[str, Tally] = {}
-    saved_env = os.environ.pop(session.ENV, None)
-    try:
+    # the dry run records in a run of its own, never in a run active in this context
+    with session.use(None):
         for points in groups.values():
             with tempfile.TemporaryDirectory(prefix="mesa-dilemmas-estimate-") as tmp:
-                session.start_run(dry, Path(tmp))
+                dry_run = session.start_run(dry, Path(tmp))
                 try:
                     model = model_cls(**{**scenario.params, **points[0]}, rng=seed)
                     played = 0
@@ -195,16 +194,13 @@ def llm_estimate(
                     if broker is not None and hasattr(broker, "close"):
                         broker.close()
                 finally:
-                    session.finish_run()
+                    session.finish_run(dry_run)
                     calls = list(load_calls(Path(tmp)))
             # per round of one replication, times every round of every replication of the
             # cells of this group
             factor = scenario.max_steps * scenario.replications * len(points) / max(1, played)
             for label, t in tally(calls).items():
                 total.setdefault(label, Tally(label)).add(t.scaled(factor))
-    finally:
-        if saved_env is not None:
-            os.environ[session.ENV] = saved_env
     rows = price_rows(total, base, processes=scenario.processes)
     paid = any(is_paid_api(resolve(s, base), base) for specs in groups for s in specs)
     sampled = f"first {rounds} rounds of {len(groups)} cell(s) played dry and scaled"

@@ -8,9 +8,9 @@ the record's ``calls`` / ``decisions`` tables (latest prompt and answer per agen
 
 One dashboard model with LLM agents = one run record in its own directory
 (``MESA_DILEMMAS_DASHBOARD_RECORD_DIR``, default a temporary directory).  The
-layer finds the active run through an environment variable, i.e. per process:
-the model re-activates its own run before every round, so several browser tabs
-each keep their own record unless two of them play LLM rounds at the same moment.
+layer finds the active run through a context variable, i.e. per thread: the
+model activates its own run in the thread that plays a round, so several
+browser tabs each keep their own record, even when they play rounds at once.
 """
 
 from __future__ import annotations
@@ -126,8 +126,9 @@ class LLMRun:
         self.choice = choice
         self.settings = settings
         self.run_dir = run_dir
-        session.start_run(settings, run_dir)
-        self.session_file = run_dir / session.SESSION_FILE
+        # active in the caller's context too, so the game built next takes its settings;
+        # each round's thread activates it again (a new thread starts without it)
+        self.session_file = session.start_run(settings, run_dir)
         state = session.current()
         assert state is not None
         self.recorder = state.recorder
@@ -147,10 +148,11 @@ class LLMRun:
         return cls(choice, settings, run_dir)
 
     def activate(self) -> None:
-        """Make this run the process's active one (the layer records calls there)."""
+        """Make this run the active one in the calling thread's context (the layer records
+        the calls made there): called first thing in the thread that plays a round."""
         from mesa_dilemmas.llm import session
 
-        os.environ[session.ENV] = str(self.session_file)
+        session.activate(self.session_file)
 
     def summary(self) -> dict[str, Any]:
         """Calls, tokens, cost, parse failures, fallbacks, call errors: in total and per agent."""
