@@ -37,8 +37,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
-    faults = Faults(rate_limit=0.09, server_error=0.09, slow=0.05, truncated=0.07, refusal=0.05,
-                    invalid=0.05, retry_after="0", slow_s=1.0, seed=args.seed)  # fmt: skip
+    faults = Faults(
+        rate_limit=0.09,
+        server_error=0.09,
+        slow=0.05,
+        truncated=0.07,
+        refusal=0.05,
+        invalid=0.05,
+        retry_after="0",
+        slow_s=1.0,
+        seed=args.seed,
+    )
     with tempfile.TemporaryDirectory() as tmp, WireServer(faults) as server:
         os.environ["MESA_DILEMMAS_CACHE_DIR"] = str(Path(tmp) / "cache")
         run_dir = Path(tmp) / "run"
@@ -62,18 +71,24 @@ def main() -> None:
     injected = {k: counts[k] for k in (*TRANSPORT, "refusal", "invalid")}
     asked = stats.total("asked")
     print(f"requests served          {server.state.requests}")
-    print(f"faults injected          {sum(injected.values())} "
-          f"({sum(injected.values()) / server.state.requests:.0%}): {injected}")  # fmt: skip
+    print(
+        f"faults injected          {sum(injected.values())} "
+        f"({sum(injected.values()) / server.state.requests:.0%}): {injected}"
+    )
     print(f"attempts recorded        {len(calls)} (summary.attempts {summary['attempts']})")
-    print(f"failed attempts recorded {summary['failed_attempts']} "
-          f"(transport faults injected {sum(injected[k] for k in TRANSPORT)}), "
-          f"by status {summary['errors_by_status']}")  # fmt: skip
+    print(
+        f"failed attempts recorded {summary['failed_attempts']} "
+        f"(transport faults injected {sum(injected[k] for k in TRANSPORT)}), "
+        f"by status {summary['errors_by_status']}"
+    )
     print(f"retried attempts         {summary['retried_attempts']}")
     print(f"decisions asked          {asked}")
     print(f"decisions recorded       {len(decisions)}")
     print(f"answered by the model    {asked - stats.total('fallbacks')}")
-    print(f"fell back                {stats.total('fallbacks')} "
-          f"(parse failures {summary['parse_failures']}, call errors {summary['call_errors']})")  # fmt: skip
+    print(
+        f"fell back                {stats.total('fallbacks')} "
+        f"(parse failures {summary['parse_failures']}, call errors {summary['call_errors']})"
+    )
     print(f"decisions lost           {asked - len(decisions)}")
     print(f"wall time                {wall:.1f} s")
 

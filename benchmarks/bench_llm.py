@@ -138,18 +138,23 @@ def bench_local(calls: int, max_tokens: int, repeats: int) -> dict[str, float]:
         # a fixed window both sides share ("auto" would size it from the first prompt)
         window = 2048 if local.n_ctx == "auto" else local.n_ctx
         policy = make_policy(
-            "local", max_tokens=max_tokens, run_seed=0, **options,
+            "local",
+            max_tokens=max_tokens,
+            run_seed=0,
+            **options,
             local={**local.model_dump(), "n_ctx": window},
-        )  # fmt: skip
+        )
         llm, lock = load_model(str(policy.spec.model), window, local.n_threads, local.n_batch)
 
         def raw(req: dict) -> int:
             with lock:
                 llm.reset()
                 out = llm.create_chat_completion(
-                    messages=req["messages"], max_tokens=req["max_tokens"],
-                    temperature=req["temperature"], seed=req["seed"],
-                )  # fmt: skip
+                    messages=req["messages"],
+                    max_tokens=req["max_tokens"],
+                    temperature=req["temperature"],
+                    seed=req["seed"],
+                )
             return out["usage"]["completion_tokens"]
 
         layer_time = raw_time = 0.0
@@ -225,8 +230,10 @@ def main() -> None:
         print(
             f"phase concurrency: {args.agents} agents x {args.phases} decisions/round, {args.latency * 1000:.0f} ms per call"
         )
-        print(f"  wall time per round   {r['round_s']:.3f} s   (ideal {args.phases} x {args.latency:.1f} s = {r['ideal_s']:.3f} s; "
-              f"{r['vs_ideal']:.2f}x ideal)")  # fmt: skip
+        print(
+            f"  wall time per round   {r['round_s']:.3f} s   (ideal {args.phases} x {args.latency:.1f} s = {r['ideal_s']:.3f} s; "
+            f"{r['vs_ideal']:.2f}x ideal)"
+        )
         print(f"  the same {n} calls one by one   {r['sequential_s']:.3f} s")
         print(f"  ratio sequential / concurrent   {r['speedup']:.1f}x")
         print(f"  machine   before: {before}; after: {load_text()}")
@@ -241,11 +248,15 @@ def main() -> None:
     print(
         f"  through the layer   {loc['layer_tps']:.1f} tokens/s   ({loc['layer_call_s']:.3f} s per call)"
     )
-    print(f"  raw llama-cpp       {loc['raw_tps']:.1f} tokens/s   ({loc['raw_call_s']:.3f} s per call, "
-          f"median {loc['raw_call_median_s']:.3f} s, {loc['tokens_per_call']:.1f} tokens per call)")  # fmt: skip
+    print(
+        f"  raw llama-cpp       {loc['raw_tps']:.1f} tokens/s   ({loc['raw_call_s']:.3f} s per call, "
+        f"median {loc['raw_call_median_s']:.3f} s, {loc['tokens_per_call']:.1f} tokens per call)"
+    )
     print(f"  overhead            {loc['overhead'] * 100:.1f} %")
-    print(f"  fallbacks           {loc['fallbacks']} of {loc['decisions']} timed decisions "
-          "(tags mode, no re-ask; timed all the same)")  # fmt: skip
+    print(
+        f"  fallbacks           {loc['fallbacks']} of {loc['decisions']} timed decisions "
+        "(tags mode, no re-ask; timed all the same)"
+    )
     print(f"  machine             before: {before}; after: {load_text()}")
 
 

@@ -24,8 +24,10 @@ from mesa_dilemmas.scenarios.batch_chunks import (
 )
 from mesa_dilemmas.scenarios.config import load_scenario
 
-FISHERY = ("fishery/beta_growth_sweep", ["replications=3", "max_steps=15",
-           "grid.growth_rate=[0.3,0.6]", "grid.penalty=[2.0,10.0]"])  # fmt: skip
+FISHERY = (
+    "fishery/beta_growth_sweep",
+    ["replications=3", "max_steps=15", "grid.growth_rate=[0.3,0.6]", "grid.penalty=[2.0,10.0]"],
+)
 MARS = ("port_of_mars/leadership_rule_based", ["replications=2", "grid.leader_seat=[0,4]"])
 
 
@@ -35,10 +37,15 @@ def whole_sweep_tables(name: str, overrides: list[str]) -> dict[str, pd.DataFram
     model_cls = game_model(scenario.game)
     parameters = {k: [v] for k, v in scenario.params.items()}
     parameters.update(scenario.grid)
-    rows = batch_run(model_cls, parameters=parameters, number_processes=1,
-                     data_collection_period=1, max_steps=scenario.max_steps,
-                     display_progress=False,
-                     rng=derive_seeds(scenario.seed, scenario.replications))  # fmt: skip
+    rows = batch_run(
+        model_cls,
+        parameters=parameters,
+        number_processes=1,
+        data_collection_period=1,
+        max_steps=scenario.max_steps,
+        display_progress=False,
+        rng=derive_seeds(scenario.seed, scenario.replications),
+    )
     steps = pd.DataFrame(rows).rename(columns={"rng": "seed"})
     steps["Step"] = steps["Step"].astype(int)
     steps = steps.sort_values(["RunId", "Step"], kind="stable").reset_index(drop=True)
@@ -86,8 +93,9 @@ def test_a_resume_re_runs_chunks_saved_with_another_size(tmp_path):
     assert cli_in_process(["run", *cli_args(name, overrides), "--out", str(out)])[0] == 0
     before = {t: pd.read_parquet(out / f"{t}.parquet") for t in ("runs", "steps")}
     # two processes cut the 12 runs into 8 chunks instead of 4: no saved chunk fits
-    code, err = cli_in_process(["run", *cli_args(name, overrides), "--resume", str(out),
-                         "--processes", "2"])  # fmt: skip
+    code, err = cli_in_process(
+        ["run", *cli_args(name, overrides), "--resume", str(out), "--processes", "2"]
+    )
     assert code == 0, err
     assert "chunk_00000.parquet holds other runs than this chunk's 0..0" in err
     assert len(list((out / "partial").glob("chunk_*.parquet"))) == 2 * CHUNKS_PER_WORKER
@@ -112,13 +120,22 @@ def test_replications_per_chunk_gives_whole_replications_of_every_cell():
 
 def test_cell_numbers_follow_the_order_of_batch_run():
     parameters = {"a": [1], "b": ["x", "y", "z"], "c": [0.1, 0.2], "d": [[1, 2]]}
-    cells = [dict(zip(parameters, combo, strict=True))
-             for combo in itertools.product(*parameters.values())]  # fmt: skip
+    cells = [
+        dict(zip(parameters, combo, strict=True))
+        for combo in itertools.product(*parameters.values())
+    ]
     assert [cell_kwargs(parameters, i) for i in range(len(cells))] == cells
 
 
 def test_map_tasks_can_hand_each_result_over_without_keeping_it():
     handed: dict[int, int] = {}
-    got = execution.map_tasks(abs, [-1, -2, 3], processes=1, progress=False, desc="t",
-                              on_result=handed.__setitem__, keep=False)  # fmt: skip
+    got = execution.map_tasks(
+        abs,
+        [-1, -2, 3],
+        processes=1,
+        progress=False,
+        desc="t",
+        on_result=handed.__setitem__,
+        keep=False,
+    )
     assert got == [None, None, None] and handed == {0: 1, 1: 2, 2: 3}

@@ -43,9 +43,13 @@ def model_for(page: GamePage, **overrides: Any) -> DashboardModel:
 
 @pytest.mark.parametrize(
     ("game", "params"),
-    [("common_pool", {}), ("common_pool", {"growth": 1.2}), ("public_goods", {"k": 2.0}),
-     ("collective_risk", {"k": 1.5})],
-)  # fmt: skip
+    [
+        ("common_pool", {}),
+        ("common_pool", {"growth": 1.2}),
+        ("public_goods", {"k": 2.0}),
+        ("collective_risk", {"k": 1.5}),
+    ],
+)
 def test_the_bounds_so_far_hold_for_every_play_of_the_rounds_so_far(
     game: str, params: dict[str, Any]
 ) -> None:
@@ -84,15 +88,15 @@ def test_common_pool_payoffs_never_exceed_what_the_page_draws_as_possible() -> N
 
 
 def test_a_depleted_common_pool_is_said_so_with_the_round_that_emptied_it() -> None:
-    m = model_for(PAGE_BY_PATH["common_pool"], n_all_d=4, n_tft_0_5=0, n_grim_0_34=0,
-                  n_rnd_0_5=0)  # fmt: skip
+    m = model_for(PAGE_BY_PATH["common_pool"], n_all_d=4, n_tft_0_5=0, n_grim_0_34=0, n_rnd_0_5=0)
     assert m.view.depleted_in is None
     m.step()  # four defectors take the whole stock in round 1
     assert m.view.stock[-1] == 0 and m.view.depleted_in == 1
     m.step()
     assert m.view.depleted_in == 1 and m.view.mean_payoff[-1] == 0
-    kept = model_for(PAGE_BY_PATH["common_pool"], n_all_c=4, n_all_d=0, n_tft_0_5=0,
-                     n_grim_0_34=0, n_rnd_0_5=0)  # fmt: skip
+    kept = model_for(
+        PAGE_BY_PATH["common_pool"], n_all_c=4, n_all_d=0, n_tft_0_5=0, n_grim_0_34=0, n_rnd_0_5=0
+    )
     for _ in range(5):
         kept.step()
     assert kept.view.depleted_in is None and kept.view.stock[-1] > 0
@@ -219,8 +223,9 @@ def test_a_missing_meeting_says_why() -> None:
 
 
 def test_the_population_strip_is_the_population_the_shares_describe() -> None:
-    m = model_for(PAGE_BY_PATH["cultural_evolution"], population=64, survivors=16,
-                  max_generations=5)  # fmt: skip
+    m = model_for(
+        PAGE_BY_PATH["cultural_evolution"], population=64, survivors=16, max_generations=5
+    )
     assert [a["kind"] for a in m.view.agents] == ["initial"] * 64
     for _ in range(3):
         m.step()
@@ -236,11 +241,13 @@ def test_the_population_strip_is_the_population_the_shares_describe() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["local: Requested tokens (3012) exceed context window of 2048",
-     "openai: 400 This model's maximum context length is 8192 tokens. However, you requested 9000",
-     "anthropic: 400 prompt is too long: 210000 tokens > 200000 maximum",
-     "ContextOverflow: fishery.effort needs 3012 tokens, n_ctx is 2048"],
-)  # fmt: skip
+    [
+        "local: Requested tokens (3012) exceed context window of 2048",
+        "openai: 400 This model's maximum context length is 8192 tokens. However, you requested 9000",
+        "anthropic: 400 prompt is too long: 210000 tokens > 200000 maximum",
+        "ContextOverflow: fishery.effort needs 3012 tokens, n_ctx is 2048",
+    ],
+)
 def test_context_overflows_are_recognised_and_get_the_fix(text: str) -> None:
     assert is_context_overflow(text)
     assert "n_ctx = 8192" in llm_fix(text, "local")

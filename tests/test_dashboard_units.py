@@ -58,9 +58,19 @@ def model_for(page: GamePage, **overrides: Any) -> DashboardModel:
 
 @pytest.mark.parametrize(
     ("text", "seed"),
-    [("42", 42), (" 7 ", 7), ("1_000", 1000), ("4.0", 4), (5, 5), (3.0, 3), (np.int64(9), 9),
-     ("", None), ("   ", None), (None, None)],
-)  # fmt: skip
+    [
+        ("42", 42),
+        (" 7 ", 7),
+        ("1_000", 1000),
+        ("4.0", 4),
+        (5, 5),
+        (3.0, 3),
+        (np.int64(9), 9),
+        ("", None),
+        ("   ", None),
+        (None, None),
+    ],
+)
 def test_seed_box_text_becomes_an_int(text: Any, seed: int | None) -> None:
     assert coerce_seed(text) == seed
 
@@ -188,11 +198,15 @@ class FakeGame:
 
 def fake_page(llm_agents: int = 0, **game: Any) -> GamePage:
     return GamePage(
-        path="fake", title="fake", summary="", controls=dict,
+        path="fake",
+        title="fake",
+        summary="",
+        controls=dict,
         build=lambda params, seed, llm: FakeGame(**game),
-        snapshot=lambda g: {"round": g.round}, panels=lambda **_: None,
+        snapshot=lambda g: {"round": g.round},
+        panels=lambda **_: None,
         llm_agents=lambda params: llm_agents,
-    )  # fmt: skip
+    )
 
 
 def test_a_round_that_raises_stops_the_model_with_the_error() -> None:
@@ -288,9 +302,12 @@ def test_an_llm_round_that_raises_is_reported_after_the_worker_ends(isolated_llm
 
 @pytest.mark.parametrize(
     ("path", "llm_params"),
-    [("fishery", {"n_agents": 4, "llm_agents": 1}), ("public_goods", {"n_llm": 1}),
-     ("port_of_mars", {"llm_players": 1})],
-)  # fmt: skip
+    [
+        ("fishery", {"n_agents": 4, "llm_agents": 1}),
+        ("public_goods", {"n_llm": 1}),
+        ("port_of_mars", {"llm_players": 1}),
+    ],
+)
 def test_llm_pages_play_on_when_every_call_fails(
     isolated_llm: Path, monkeypatch: pytest.MonkeyPatch, path: str, llm_params: dict[str, Any]
 ) -> None:
@@ -363,10 +380,26 @@ def test_the_llm_record_gives_the_latest_prompt_and_answer_per_agent(isolated_ll
             ]
         }
         response = None if answer is None else ChatResponse(text=answer, tokens_in=10, tokens_out=2)
-        rec.record_call(ctx, key=f"{agent}{kind}", label="openai:m", source="provider", request=request,
-                        response=response, latency_s=0.1, cost_usd=0.5, error=error)  # fmt: skip
-        rec.record_decision(ctx, retries=0, parse_failures=0, fell_back=error is not None,
-                            call_errors=int(error is not None), error=error, value="C")  # fmt: skip
+        rec.record_call(
+            ctx,
+            key=f"{agent}{kind}",
+            label="openai:m",
+            source="provider",
+            request=request,
+            response=response,
+            latency_s=0.1,
+            cost_usd=0.5,
+            error=error,
+        )
+        rec.record_decision(
+            ctx,
+            retries=0,
+            parse_failures=0,
+            fell_back=error is not None,
+            call_errors=int(error is not None),
+            error=error,
+            value="C",
+        )
 
     call(3, "g.first", "C")
     call(3, "g.second", '{"answer": "D"}')
@@ -387,8 +420,19 @@ def test_the_llm_record_gives_the_latest_prompt_and_answer_per_agent(isolated_ll
 
 
 def test_the_transcript_filter() -> None:
-    t = Transcript(3, "fishery.effort", 2, 0, "provider", "local:x", [("user", "the lake holds 40")],
-                   "0.4", None, 1, 1)  # fmt: skip
+    t = Transcript(
+        3,
+        "fishery.effort",
+        2,
+        0,
+        "provider",
+        "local:x",
+        [("user", "the lake holds 40")],
+        "0.4",
+        None,
+        1,
+        1,
+    )
     assert _matches(t, "all agents", "", False, "villager 3")
     assert _matches(t, "villager 3", "LAKE", False, "villager 3")
     assert not _matches(t, "villager 4", "", False, "villager 3")
@@ -401,8 +445,12 @@ def test_the_transcript_filter() -> None:
 
 def test_numbers_for_people_and_for_tests() -> None:
     assert (fmt(231.4321), fmt(0.12345), fmt(12), fmt(math.nan), fmt(True)) == (
-        "231", "0.123", "12", "n/a", "yes",
-    )  # fmt: skip
+        "231",
+        "0.123",
+        "12",
+        "n/a",
+        "yes",
+    )
     assert (raw(231.4321), raw(math.nan), raw(None), raw(False)) == ("231.4321", "nan", "nan", "0")
 
 

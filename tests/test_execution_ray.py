@@ -27,8 +27,13 @@ RAY = ExecutionSettings(backend="ray", max_retries=2)
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}})  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}},
+    )
     yield
     ray.shutdown()
 
@@ -58,8 +63,15 @@ def test_a_task_that_keeps_failing_stops_with_its_name_and_keeps_what_finished(l
         execution.use(RAY),
         pytest.raises(TaskFailed, match="chunk 3 failed after up to 2 retries"),
     ):
-        execution.map_tasks(ray_tasks.die_always, tasks, processes=1, progress=False, desc="t",
-                            on_result=saved.__setitem__, label=lambda i: f"chunk {i}")  # fmt: skip
+        execution.map_tasks(
+            ray_tasks.die_always,
+            tasks,
+            processes=1,
+            progress=False,
+            desc="t",
+            on_result=saved.__setitem__,
+            label=lambda i: f"chunk {i}",
+        )
     assert len(marker.read_text().split()) == 3  # the first attempt and two retries
     assert 3 not in saved and saved  # what finished before the stop was handed over
 
@@ -78,10 +90,21 @@ def test_a_batch_sweep_gives_identical_results_locally_and_on_ray(local_ray, tmp
         "grid.penalty=[2.0,10.0]",
         "options.keep_chunks=true",
     ]
-    run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "local", overrides=small,
-                 processes=2, progress=False)  # fmt: skip
-    run_scenario("fishery/beta_growth_sweep", out_dir=tmp_path / "ray", overrides=small,
-                 processes=2, progress=False, execution={"backend": "ray"})  # fmt: skip
+    run_scenario(
+        "fishery/beta_growth_sweep",
+        out_dir=tmp_path / "local",
+        overrides=small,
+        processes=2,
+        progress=False,
+    )
+    run_scenario(
+        "fishery/beta_growth_sweep",
+        out_dir=tmp_path / "ray",
+        overrides=small,
+        processes=2,
+        progress=False,
+        execution={"backend": "ray"},
+    )
     local, on_ray = _read(tmp_path / "local"), _read(tmp_path / "ray")
     pd.testing.assert_frame_equal(local[0], on_ray[0])
     pd.testing.assert_frame_equal(local[1], on_ray[1])
@@ -92,17 +115,34 @@ def test_a_batch_sweep_gives_identical_results_locally_and_on_ray(local_ray, tmp
 
 
 def test_resume_on_ray_runs_only_the_missing_chunks(local_ray, tmp_path):
-    small = ["replications=4", "max_steps=10", "grid.growth_rate=[0.4]", "grid.penalty=[5.0]",
-             "options.keep_chunks=true"]  # fmt: skip
+    small = [
+        "replications=4",
+        "max_steps=10",
+        "grid.growth_rate=[0.4]",
+        "grid.penalty=[5.0]",
+        "options.keep_chunks=true",
+    ]
     out = tmp_path / "run"
-    run_scenario("fishery/beta_growth_sweep", out_dir=out, overrides=small, processes=2,
-                 progress=False, execution={"backend": "ray"})  # fmt: skip
+    run_scenario(
+        "fishery/beta_growth_sweep",
+        out_dir=out,
+        overrides=small,
+        processes=2,
+        progress=False,
+        execution={"backend": "ray"},
+    )
     before = _read(out)
     chunks = sorted((out / "partial").glob("chunk_*.parquet"))
     mtimes = {c: c.stat().st_mtime_ns for c in chunks[1:]}
     chunks[0].unlink()  # as if the driver died before this chunk arrived
-    run_scenario("fishery/beta_growth_sweep", resume=out, overrides=small, processes=2,
-                 progress=False, execution={"backend": "ray"})  # fmt: skip
+    run_scenario(
+        "fishery/beta_growth_sweep",
+        resume=out,
+        overrides=small,
+        processes=2,
+        progress=False,
+        execution={"backend": "ray"},
+    )
     assert all(c.stat().st_mtime_ns == t for c, t in mtimes.items())  # not re-run
     after = _read(out)
     pd.testing.assert_frame_equal(before[0], after[0])
@@ -127,16 +167,34 @@ def test_asking_for_ray_without_it_installed_is_one_line_and_nothing_written(tmp
 @pytest.mark.parametrize(
     ("scenario", "small"),
     [
-        ("public_goods/self_play", ["options.samples=6", "options.group_sizes=[4,16]", "options.splits=3"]),
-        ("public_goods/cultural_evolution", ["options.runs=3", "options.population=32", "options.survivors=8", "options.group_sizes=[4]", "options.max_generations=5"]),
+        (
+            "public_goods/self_play",
+            ["options.samples=6", "options.group_sizes=[4,16]", "options.splits=3"],
+        ),
+        (
+            "public_goods/cultural_evolution",
+            [
+                "options.runs=3",
+                "options.population=32",
+                "options.survivors=8",
+                "options.group_sizes=[4]",
+                "options.max_generations=5",
+            ],
+        ),
     ],
-)  # fmt: skip
+)
 def test_self_play_and_evolution_give_identical_results_locally_and_on_ray(
     local_ray, tmp_path, scenario, small
 ):
     run_scenario(scenario, out_dir=tmp_path / "local", overrides=small, processes=2, progress=False)
-    run_scenario(scenario, out_dir=tmp_path / "ray", overrides=small, processes=2, progress=False,
-                 execution={"backend": "ray"})  # fmt: skip
+    run_scenario(
+        scenario,
+        out_dir=tmp_path / "ray",
+        overrides=small,
+        processes=2,
+        progress=False,
+        execution={"backend": "ray"},
+    )
     local, on_ray = _read(tmp_path / "local"), _read(tmp_path / "ray")
     pd.testing.assert_frame_equal(local[0], on_ray[0])
     assert local[2] == on_ray[2]
@@ -177,8 +235,13 @@ def test_llm_limits_hold_across_every_ray_worker(tmp_path, monkeypatch):
     _llm_env(tmp_path / "second", monkeypatch)  # a fresh cache: every call is paid again
     with WireServer(latency_s=0.1) as server:
         scenario.write_text(LLM_SCENARIO.format(url=server.url, k=2))
-        run_scenario(str(scenario), out_dir=tmp_path / "ray", processes=2, progress=False,
-                     execution={"backend": "ray"})  # fmt: skip
+        run_scenario(
+            str(scenario),
+            out_dir=tmp_path / "ray",
+            processes=2,
+            progress=False,
+            execution={"backend": "ray"},
+        )
         assert (
             server.state.requests >= 4 * 4 * 2
         )  # every villager decided every round at least once
@@ -193,8 +256,14 @@ def test_the_llm_budget_holds_for_the_whole_ray_run(tmp_path, monkeypatch):
         scenario = tmp_path / "s.toml"
         scenario.write_text(LLM_SCENARIO.format(url=server.url, k=8))
         with pytest.raises(RunStopped, match="max_calls = 13"):
-            run_scenario(str(scenario), out_dir=tmp_path / "run", processes=2, progress=False,
-                         overrides=["llm.budget.max_calls=13"], execution={"backend": "ray"})  # fmt: skip
+            run_scenario(
+                str(scenario),
+                out_dir=tmp_path / "run",
+                processes=2,
+                progress=False,
+                overrides=["llm.budget.max_calls=13"],
+                execution={"backend": "ray"},
+            )
         assert server.state.requests == 13  # exactly the budget, over both workers
 
 
@@ -211,11 +280,23 @@ def test_sensitivity_and_calibration_give_the_same_numbers_on_ray(local_ray, tmp
     results = {}
     for name, settings in (("local", ExecutionSettings()), ("ray", RAY)):
         with execution.use(settings, 2):
-            s = run_sensitivity(scenario, method="sobol", ranges=ranges, samples=4,
-                                metric="survival_time", out_dir=tmp_path / f"s_{name}",
-                                processes=2)  # fmt: skip
-            c = run_calibration(scenario, targets=targets, ranges=ranges, trials=4,
-                                out_dir=tmp_path / f"c_{name}", processes=2)  # fmt: skip
+            s = run_sensitivity(
+                scenario,
+                method="sobol",
+                ranges=ranges,
+                samples=4,
+                metric="survival_time",
+                out_dir=tmp_path / f"s_{name}",
+                processes=2,
+            )
+            c = run_calibration(
+                scenario,
+                targets=targets,
+                ranges=ranges,
+                trials=4,
+                out_dir=tmp_path / f"c_{name}",
+                processes=2,
+            )
         results[name] = (s.table, c.trials.drop(columns=["state"]))
     pd.testing.assert_frame_equal(results["local"][0], results["ray"][0])
     pd.testing.assert_frame_equal(results["local"][1], results["ray"][1])

@@ -59,9 +59,18 @@ def test_analyse_norms_reports_every_run_and_the_runs_without_fallbacks(tmp_path
     with WireServer(faults=Faults(script=["invalid"])) as server:
         path = tmp_path / "scenario.toml"
         path.write_text(SCENARIO.format(url=server.url))
-        done = cli("run", str(path), "--out", str(tmp_path / "run"), "--no-progress", "--yes",
-                   cache=tmp_path / "cache", cwd=REPO, env={"OPENAI_API_KEY": "sk-test"},
-                   timeout=600)  # fmt: skip
+        done = cli(
+            "run",
+            str(path),
+            "--out",
+            str(tmp_path / "run"),
+            "--no-progress",
+            "--yes",
+            cache=tmp_path / "cache",
+            cwd=REPO,
+            env={"OPENAI_API_KEY": "sk-test"},
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr
     runs = pd.read_parquet(tmp_path / "run" / "runs.parquet")
     counts = runs["decision_fallbacks"].tolist()

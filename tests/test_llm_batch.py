@@ -52,8 +52,9 @@ def test_a_phase_goes_out_as_one_batch_job_at_batch_prices(provider, tmp_path):
     assert batch_id in server.state.batches and len(calls) == 6
     label = SPECS[provider].partition("@")[0]
     for c in calls:
-        list_cost = PriceTable().cost(label, c["tokens_in"], c["tokens_out"],
-                                      c["cached_tokens"], c["cache_write_tokens"])  # fmt: skip
+        list_cost = PriceTable().cost(
+            label, c["tokens_in"], c["tokens_out"], c["cached_tokens"], c["cache_write_tokens"]
+        )
         assert c["cost_usd"] == pytest.approx(list_cost / 2)  # batch: half the list price
     assert summary["fallbacks"] == 0
 
@@ -63,12 +64,33 @@ def _generate(server_url: str, out: Path, cache: Path, *extra: str) -> subproces
     env["MESA_DILEMMAS_CACHE_DIR"] = str(cache)
     env["OPENAI_API_KEY"] = "sk-test-batch"
     (out.parent / "llm.toml").write_text("[llm]\ncache = false\nbatch_poll_s = 0.05\n")
-    cmd = [sys.executable, "-m", "mesa_dilemmas", "strategies", "generate", "--game",
-           "public_goods", "--attitude", "collective", "--model",
-           f"openai:writer@{server_url}/v1", "-n", "4", "--out", str(out), "--max-tries", "3",
-           "--llm", str(out.parent / "llm.toml"), "--batch", "--quiet", *extra]  # fmt: skip
-    return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "mesa_dilemmas",
+        "strategies",
+        "generate",
+        "--game",
+        "public_goods",
+        "--attitude",
+        "collective",
+        "--model",
+        f"openai:writer@{server_url}/v1",
+        "-n",
+        "4",
+        "--out",
+        str(out),
+        "--max-tries",
+        "3",
+        "--llm",
+        str(out.parent / "llm.toml"),
+        "--batch",
+        "--quiet",
+        *extra,
+    ]
+    return subprocess.Popen(
+        cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
@@ -127,8 +149,16 @@ def _scenario_cmd(tmp_path: Path, url: str, batch: bool, name: str, *extra: str)
     env["OPENAI_API_KEY"] = "sk-test-batch"
     out = tmp_path / name
     where = ["--resume", str(out)] if "--resume" in extra else ["--out", str(out)]
-    cmd = [sys.executable, "-m", "mesa_dilemmas", "run", str(path), *where,
-           "--no-progress", "--yes"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "mesa_dilemmas",
+        "run",
+        str(path),
+        *where,
+        "--no-progress",
+        "--yes",
+    ]
     return cmd, env, out
 
 
@@ -159,8 +189,13 @@ def test_a_scenarios_replications_advance_in_lockstep_one_batch_job_per_phase(tm
     # one job per phase of a round: the 3 replications' calls of a phase share it
     assert jobs == len(rounds) < len(calls) / 2, (jobs, len(rounds), len(calls))
     for c in calls:
-        list_cost = PriceTable().cost("openai:gpt-4o-mini", c["tokens_in"], c["tokens_out"],
-                                      c["cached_tokens"], c["cache_write_tokens"])  # fmt: skip
+        list_cost = PriceTable().cost(
+            "openai:gpt-4o-mini",
+            c["tokens_in"],
+            c["tokens_out"],
+            c["cached_tokens"],
+            c["cache_write_tokens"],
+        )
         assert c["cost_usd"] == pytest.approx(list_cost / 2)
     manifest = json.loads((batched / "manifest.json").read_text())
     assert manifest["engine"]["lockstep"] is True
@@ -178,8 +213,9 @@ def test_a_scenario_killed_with_a_batch_job_pending_resumes_by_polling_it(tmp_pa
     with WireServer() as server:
         server.state.hold_batches = True  # the first job never finishes while the run lives
         cmd, env, out = _scenario_cmd(tmp_path, server.url, True, "killed")
-        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + 120
         while not server.state.batches and time.monotonic() < deadline:
             time.sleep(0.1)

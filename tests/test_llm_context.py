@@ -154,10 +154,21 @@ def test_a_run_whose_prompt_does_not_fit_exits_3_with_one_line(
     from mesa_dilemmas.cli import main
 
     code = main(
-        ["run", "port_of_mars/llm_svo", "--set", "replications=1", "--set", "params.n_rounds=1",
-         "--set", "params.llm_players=1", "--set", "llm.local.n_ctx=512",
-         "--out", str(tmp_path / "run")]
-    )  # fmt: skip
+        [
+            "run",
+            "port_of_mars/llm_svo",
+            "--set",
+            "replications=1",
+            "--set",
+            "params.n_rounds=1",
+            "--set",
+            "params.llm_players=1",
+            "--set",
+            "llm.local.n_ctx=512",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 3
     assert err.startswith("stopped: local:SmolLM2") and "n_ctx = 512" in err

@@ -106,8 +106,13 @@ def test_sigkill_mid_run_then_resume_repeats_no_call(tmp_path: Path) -> None:
             str(run_dir),
             "--no-progress",
         ]
-        proc = subprocess.Popen(cmd, env=child_env(cache), cwd=REPO,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            env=child_env(cache),
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and proc.poll() is None:

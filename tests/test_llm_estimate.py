@@ -52,9 +52,11 @@ def test_estimate_is_within_25_percent_of_the_tokens_the_run_uses(tmp_path, llam
     paid = calls[(calls.source == "provider") & calls.error.isna()]
     first = paid[paid.attempt == 0]  # the estimate counts each decision's call, not re-asks
     used_in, used_out = int(first.tokens_in.sum()), int(first.tokens_out.sum())
-    print(f"estimate {row['tokens_in']} in + {row['tokens_out']} out in {row['calls']} calls; "
-          f"used {used_in} in + {used_out} out in {len(first)} first calls, plus "
-          f"{len(paid) - len(first)} re-asks ({int(paid.tokens_in.sum())} in in all)")  # fmt: skip
+    print(
+        f"estimate {row['tokens_in']} in + {row['tokens_out']} out in {row['calls']} calls; "
+        f"used {used_in} in + {used_out} out in {len(first)} first calls, plus "
+        f"{len(paid) - len(first)} re-asks ({int(paid.tokens_in.sum())} in in all)"
+    )
     assert abs(row["calls"] - len(first)) <= 0.25 * len(first)
     assert abs(row["tokens_in"] - used_in) <= 0.25 * used_in
     total = row["tokens_in"] + row["tokens_out"]
@@ -79,8 +81,11 @@ def test_a_paid_run_above_the_threshold_asks_for_yes(tmp_path):
         )
     )
     run_dir = tmp_path / "run"
-    out = cli(["run", str(scenario), "--out", str(run_dir)], tmp_path,
-              {"OPENAI_API_KEY": "sk-test-not-used"})  # fmt: skip
+    out = cli(
+        ["run", str(scenario), "--out", str(run_dir)],
+        tmp_path,
+        {"OPENAI_API_KEY": "sk-test-not-used"},
+    )
     assert out.returncode == 2, out.stderr
     assert "pass --yes to start this run" in out.stderr and "llm estimate:" in out.stderr
     assert not run_dir.exists()  # refused before anything was written

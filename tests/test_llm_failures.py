@@ -32,8 +32,11 @@ def run(args: list[str], tmp_path: Path, *, key: bool = True, command: str = "ru
     extra = ["--no-progress"] if command == "run" else []
     return subprocess.run(
         [sys.executable, "-m", "mesa_dilemmas", *command.split(), *args, *extra],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def assert_no_key_anywhere(run_dir: Path, *texts: str) -> None:
@@ -120,7 +123,7 @@ def test_every_attempt_recorded_key_redacted_and_by_model_decisions(tmp_path):
     llm = json.loads((run_dir / "summary.json").read_text())["llm"]
     assert llm["attempts"] == requests and llm["failed_attempts"] == llm["retried_attempts"] == 3
     assert llm["errors_by_status"] == {"500": 2, "429": 1}
-    (label, model), = llm["by_model"].items()  # fmt: skip
+    ((label, model),) = llm["by_model"].items()
     assert model["decisions"] == llm["decisions"] > 0 and model["attempts"] == requests
     assert f"llm {label}: 0/{llm['decisions']} decisions fell back (0.0%)" in out.stderr
 
@@ -143,8 +146,9 @@ def test_fallback_rate_is_printed_with_a_warning(tmp_path):
     with WireServer(Faults(invalid=1.0)) as server:
         scenario = write_scenario(tmp_path, server.url)
         run_dir = tmp_path / "run"
-        out = run([str(scenario), "--out", str(run_dir), "--set", "llm.max_fallback_rate=1"],
-                  tmp_path)  # fmt: skip
+        out = run(
+            [str(scenario), "--out", str(run_dir), "--set", "llm.max_fallback_rate=1"], tmp_path
+        )
     assert out.returncode == 0, out.stderr
     assert "decisions fell back (100.0%)  WARNING: above 10%" in out.stderr
 
@@ -186,7 +190,7 @@ def test_two_processes_sharing_a_cache_pay_once_per_request(tmp_path):
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 text=True,
-            )  # fmt: skip
+            )
             for name in ("a", "b")
         ]
         for proc in procs:
@@ -225,8 +229,9 @@ def test_a_provider_storm_stops_the_run_resumably_with_no_rule_answers(tmp_path)
         if (run_dir / "llm_decisions.parquet").exists():
             _no_rule_answers(run_dir)
         server.state.faults.script = list(STORM[: server.state.requests])  # the storm is over
-        resumed = run([str(scenario), "--resume", str(run_dir), "--set", "llm.max_retries=2"],
-                      tmp_path)  # fmt: skip
+        resumed = run(
+            [str(scenario), "--resume", str(run_dir), "--set", "llm.max_retries=2"], tmp_path
+        )
         assert resumed.returncode == 0, resumed.stderr
     decisions = _no_rule_answers(run_dir)
     assert len(decisions) > 0
@@ -238,8 +243,18 @@ def test_on_provider_error_wait_rides_out_the_storm(tmp_path):
     with WireServer(Faults(script=list(STORM), retry_after="0")) as server:
         scenario = write_scenario(tmp_path, server.url, replications=1, steps=3)
         run_dir = tmp_path / "run"
-        out = run([str(scenario), "--out", str(run_dir), "--set", "llm.max_retries=1",
-                   "--set", 'llm.on_provider_error="wait"'], tmp_path)  # fmt: skip
+        out = run(
+            [
+                str(scenario),
+                "--out",
+                str(run_dir),
+                "--set",
+                "llm.max_retries=1",
+                "--set",
+                'llm.on_provider_error="wait"',
+            ],
+            tmp_path,
+        )
         assert out.returncode == 0, out.stderr
         assert "waiting and trying again" in out.stderr
         requests = server.state.requests

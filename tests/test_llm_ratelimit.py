@@ -19,8 +19,9 @@ def _take(directory: str, identity: str, n: int, out: mp.Queue) -> None:
 def test_processes_share_one_bucket_per_key(tmp_path):
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_take, args=(str(tmp_path), "openai@x#sk-1", 50, out))
-             for _ in range(2)]  # fmt: skip
+    procs = [
+        ctx.Process(target=_take, args=(str(tmp_path), "openai@x#sk-1", 50, out)) for _ in range(2)
+    ]
     start = time.time()
     for p in procs:
         p.start()

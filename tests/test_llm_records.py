@@ -87,9 +87,11 @@ def test_openai_reasoning_models_get_only_what_they_take(tmp_path):
 
 def test_anthropic_records_what_was_sent_temperature_included(tmp_path):
     calls, seen = _run(
-        tmp_path, "anthropic:claude-haiku-4-5@{url}", snapshot="claude-haiku-4-5-20251001",
+        tmp_path,
+        "anthropic:claude-haiku-4-5@{url}",
+        snapshot="claude-haiku-4-5-20251001",
         temperature=0.4,
-    )  # fmt: skip
+    )
     for call, raw in _by_body(calls, seen, "messages"):
         sent = {k: v for k, v in raw.items() if k not in ("messages", "system")}
         assert call["params"] == sent and sent["temperature"] == 0.4  # sent, not dropped
@@ -101,8 +103,9 @@ def test_anthropic_records_what_was_sent_temperature_included(tmp_path):
 
 
 def test_gemini_records_the_generation_config_sent(tmp_path):
-    calls, seen = _run(tmp_path, "gemini:gemini-2.5-flash@{url}", temperature=0.9,
-                       thinking_budget=0)  # fmt: skip
+    calls, seen = _run(
+        tmp_path, "gemini:gemini-2.5-flash@{url}", temperature=0.9, thinking_budget=0
+    )
     for call, raw in _by_body(calls, seen, "contents"):
         config = raw["generationConfig"]
         recorded = call["params"]
@@ -123,9 +126,10 @@ def test_cached_prompt_tokens_are_counted_and_priced(tmp_path):
     for c in calls:
         plain = c["tokens_in"] - c["cached_tokens"]
         expected = (
-            plain * entry.input + c["cached_tokens"] * entry.cached_input
+            plain * entry.input
+            + c["cached_tokens"] * entry.cached_input
             + c["tokens_out"] * entry.output
-        ) / 1e6  # fmt: skip
+        ) / 1e6
         assert c["cost_usd"] == pytest.approx(expected)
 
 
@@ -149,13 +153,19 @@ def test_a_cached_answer_of_an_older_snapshot_is_not_reused(tmp_path):
     [
         ("openai:o3", {"temperature": 0.2}, "llm.temperature: openai:o3 is a reasoning model"),
         ("openai:gpt-5", {"top_p": 0.9}, "llm.top_p: openai:gpt-5 is a reasoning model"),
-        ("anthropic:claude-sonnet-4-5", {"thinking_budget": 2048, "temperature": 0.2},
-         "llm.temperature: anthropic:claude-sonnet-4-5 with thinking"),
-        ("anthropic:claude-sonnet-4-5", {"thinking_budget": 2048, "answer_mode": "native"},
-         "llm.answer_mode:"),
+        (
+            "anthropic:claude-sonnet-4-5",
+            {"thinking_budget": 2048, "temperature": 0.2},
+            "llm.temperature: anthropic:claude-sonnet-4-5 with thinking",
+        ),
+        (
+            "anthropic:claude-sonnet-4-5",
+            {"thinking_budget": 2048, "answer_mode": "native"},
+            "llm.answer_mode:",
+        ),
         ("anthropic:claude-sonnet-4-5", {"thinking_budget": 100}, "llm.thinking_budget:"),
     ],
-)  # fmt: skip
+)
 def test_settings_a_model_refuses_are_one_line(spec, settings, words):
     with pytest.raises(LLMConfigError) as err:
         check_parameters(parse_spec(spec), LLMSettings(**settings))
@@ -166,13 +176,24 @@ def test_settings_a_model_refuses_are_one_line(spec, settings, words):
 def test_the_price_table_covers_current_models_and_states_its_date():
     table = PriceTable()
     for label in [
-        "openai:gpt-5", "openai:gpt-5-mini-2025-08-07", "openai:gpt-5-nano", "openai:gpt-4.1",
-        "openai:gpt-4.1-mini", "openai:gpt-4.1-nano", "openai:gpt-4o", "openai:gpt-4o-mini",
-        "openai:o3", "openai:o4-mini", "anthropic:claude-opus-4-1-20250805",
-        "anthropic:claude-opus-4-5", "anthropic:claude-sonnet-4-5-20250929",
-        "anthropic:claude-haiku-4-5", "gemini:gemini-2.5-pro", "gemini:gemini-2.5-flash",
+        "openai:gpt-5",
+        "openai:gpt-5-mini-2025-08-07",
+        "openai:gpt-5-nano",
+        "openai:gpt-4.1",
+        "openai:gpt-4.1-mini",
+        "openai:gpt-4.1-nano",
+        "openai:gpt-4o",
+        "openai:gpt-4o-mini",
+        "openai:o3",
+        "openai:o4-mini",
+        "anthropic:claude-opus-4-1-20250805",
+        "anthropic:claude-opus-4-5",
+        "anthropic:claude-sonnet-4-5-20250929",
+        "anthropic:claude-haiku-4-5",
+        "gemini:gemini-2.5-pro",
+        "gemini:gemini-2.5-flash",
         "gemini:gemini-2.5-flash-lite",
-    ]:  # fmt: skip
+    ]:
         entry = table.price(label)
         assert entry is not None and entry.cached_input is not None, label
         assert entry.batch_input is not None and entry.batch_output is not None, label
@@ -181,9 +202,12 @@ def test_the_price_table_covers_current_models_and_states_its_date():
     assert len(prices_checked()) == 10 and prices_checked().startswith("20")
     assert table.cost("openai:gpt-5", 1_000_000, 0, batch=True) == pytest.approx(0.625)
     # the 2026 models have their own entries: a dated gpt-5.4-mini is not priced as gpt-5
-    for label, price in [("openai:gpt-5.4-mini-2026-03-17", 0.75), ("openai:gpt-5.5", 5.0),
-                         ("anthropic:claude-sonnet-5-5", 2.0),
-                         ("gemini:gemini-3-flash-preview", 0.5)]:  # fmt: skip
+    for label, price in [
+        ("openai:gpt-5.4-mini-2026-03-17", 0.75),
+        ("openai:gpt-5.5", 5.0),
+        ("anthropic:claude-sonnet-5-5", 2.0),
+        ("gemini:gemini-3-flash-preview", 0.5),
+    ]:
         assert table.price(label).input == price, label
     assert table.cost("openai:gpt-5.4-mini", 0, 1_000_000, batch=True) == pytest.approx(2.25)
 

@@ -53,8 +53,9 @@ def test_out_of_range_answers_are_re_asked_not_accepted():
     """llama-cpp-python's server ignores schema limits (a 0-10 plan answered 21,679,530):
     the client's validator rejects it and re-asks."""
     with WireServer(responder=_out_of_range_then_valid([21679530, 7])) as server:
-        policy = make_policy(f"openai:m@{server.url}/v1", cache=False, answer_mode="native",
-                             run_seed=1)  # fmt: skip
+        policy = make_policy(
+            f"openai:m@{server.url}/v1", cache=False, answer_mode="native", run_seed=1
+        )
         broker = DecisionBroker(narrator=policy)
         try:
             (value,) = broker.ask_all(
@@ -82,8 +83,9 @@ def test_sums_are_checked_and_re_asked():
     spec = BudgetSpec({"a": NumberSpec(0, 10, integer=True), "b": NumberSpec(0, 10, integer=True)})
     answers = [{"a": 8, "b": 9}, {"a": 4, "b": 5}]
     with WireServer(responder=_out_of_range_then_valid(answers)) as server:
-        policy = make_policy(f"openai:m@{server.url}/v1", cache=False, answer_mode="native",
-                             run_seed=1)  # fmt: skip
+        policy = make_policy(
+            f"openai:m@{server.url}/v1", cache=False, answer_mode="native", run_seed=1
+        )
         broker = DecisionBroker(narrator=policy)
         try:
             (value,) = broker.ask_all([Decision("unit.split", spec, {}, None, 1, {"a": 0, "b": 0})])

@@ -47,8 +47,18 @@ def test_run_record_and_summary(tmp_path: Path, server: WireServer) -> None:
     assert summary["files"] == ["llm_calls.parquet", "llm_decisions.parquet", "llm_calls.sqlite"]
     calls = pd.read_parquet(tmp_path / "run" / "llm_calls.parquet")
     assert len(calls) == 16 and calls.key.is_unique and set(calls.source) == {"provider"}
-    assert set(calls.columns) >= {"request", "response", "tokens_in", "tokens_out", "latency_s", "cost_usd",
-                                  "agent_id", "round", "kind", "run_seed"}  # fmt: skip
+    assert set(calls.columns) >= {
+        "request",
+        "response",
+        "tokens_in",
+        "tokens_out",
+        "latency_s",
+        "cost_usd",
+        "agent_id",
+        "round",
+        "kind",
+        "run_seed",
+    }
     assert (calls.run_seed == "1").all() and set(calls["round"]) == {1, 2}
 
 

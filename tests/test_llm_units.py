@@ -199,9 +199,12 @@ def test_instructions_and_corrections_state_the_spec() -> None:
 
 def test_generic_prompt_renders_persona_observation_and_instructions() -> None:
     persona = Persona(
-        disposition="altruistic", svo_angle=60, cultural_group="Egalitarian Communitarian",
-        traits=("cautious", "fair"), strategy_text="Never take more than my share.",
-    )  # fmt: skip
+        disposition="altruistic",
+        svo_angle=60,
+        cultural_group="Egalitarian Communitarian",
+        traits=("cautious", "fair"),
+        strategy_text="Never take more than my share.",
+    )
     d = Decision(
         "toy.effort",  # a kind with no registered template: the generic renderer
         NUM,

@@ -191,8 +191,17 @@ def test_persistent_failure_stops_instead_of_falling_back(provider: str, tmp_pat
 def test_random_faults_run_completes_and_everything_is_counted(
     provider: str, tmp_path: Path
 ) -> None:
-    faults = Faults(rate_limit=0.06, server_error=0.08, slow=0.04, truncated=0.06, refusal=0.06, invalid=0.08,
-                    retry_after="1", slow_s=1.5, seed=11)  # fmt: skip
+    faults = Faults(
+        rate_limit=0.06,
+        server_error=0.08,
+        slow=0.04,
+        truncated=0.06,
+        refusal=0.06,
+        invalid=0.08,
+        retry_after="1",
+        slow_s=1.5,
+        seed=11,
+    )
     run_dir = tmp_path / "run"
     with WireServer(faults) as server:
         session.start_run(

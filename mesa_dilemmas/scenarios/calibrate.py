@@ -559,8 +559,15 @@ def _claims_figure(part: pd.DataFrame, claims: list[str], path: Path) -> None:
         image = ax.imshow(np.clip(z, -3, 3), cmap="RdBu", vmin=-3, vmax=3, aspect="auto")
         for (i, j), v in np.ndenumerate(z):
             dark = abs(v) > 2
-            ax.text(j, i, f"{v:+.1f}", ha="center", va="center", fontsize=7,
-                    color="white" if dark else "black")  # fmt: skip
+            ax.text(
+                j,
+                i,
+                f"{v:+.1f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if dark else "black",
+            )
         ax.set_xticks(range(len(claims)), claims, rotation=20, ha="right", fontsize=7)
         ax.set_yticks(range(len(rows)), rows, fontsize=7)
         ax.set_xlabel("claim")

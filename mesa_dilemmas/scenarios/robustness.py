@@ -47,8 +47,11 @@ class Robustness:
         return sum(z > SIGNIFICANT for z in self.zs(claim))
 
     def failures(self, claim: str) -> list[str]:
-        return [f"{label} ({r[claim]['z']:+.1f})" for label, _, r in self.neighbours
-                if not r[claim]["z"] > 0]  # fmt: skip
+        return [
+            f"{label} ({r[claim]['z']:+.1f})"
+            for label, _, r in self.neighbours
+            if not r[claim]["z"] > 0
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         return {
