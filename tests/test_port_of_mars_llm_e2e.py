@@ -43,11 +43,19 @@ def test_llm_scenario_runs_through_the_loopback_server(name, tmp_path):
         if name.endswith("leadership"):  # one cell of the 15
             grid = ["--set", "grid.leadership=['announce']", "--set", "grid.leader_seat=[0]"]
         result = cli(
-            "run", name, "--out", str(out), *TINY, *grid,
-            "--set", "params.llm_players=2",
-            "--set", f"params.llm=openai:test-model@{server.url}/v1",
-            cache=tmp_path / "cache", timeout=300,
-        )  # fmt: skip
+            "run",
+            name,
+            "--out",
+            str(out),
+            *TINY,
+            *grid,
+            "--set",
+            "params.llm_players=2",
+            "--set",
+            f"params.llm=openai:test-model@{server.url}/v1",
+            cache=tmp_path / "cache",
+            timeout=300,
+        )
         assert result.returncode == 0, result.stderr[-3000:]
         assert server.state.requests > 0
     summary = json.loads((out / "summary.json").read_text())
@@ -66,9 +74,15 @@ def local_run(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("pom_local")
     cache, out = root / "cache", root / "run"
     result = cli(
-        "run", "port_of_mars/llm_svo", "--out", str(out), *TINY,
-        "--set", "params.llm_players=1", cache=cache,
-    )  # fmt: skip
+        "run",
+        "port_of_mars/llm_svo",
+        "--out",
+        str(out),
+        *TINY,
+        "--set",
+        "params.llm_players=1",
+        cache=cache,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return out, cache
 
@@ -97,9 +111,17 @@ def test_recorded_llm_svo_replays_with_zero_calls(local_run, tmp_path):
     out, cache = local_run
     again = tmp_path / "replay"
     result = cli(
-        "run", "port_of_mars/llm_svo", "--out", str(again), *TINY,
-        "--set", "params.llm_players=1", "--set", "params.llm=replay:local", cache=cache,
-    )  # fmt: skip
+        "run",
+        "port_of_mars/llm_svo",
+        "--out",
+        str(again),
+        *TINY,
+        "--set",
+        "params.llm_players=1",
+        "--set",
+        "params.llm=replay:local",
+        cache=cache,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((again / "summary.json").read_text())["llm"]["provider_calls"] == 0
     a, b = (

@@ -89,8 +89,15 @@ def _cli(*args: str) -> str:
 
 def test_analyse_port_of_mars_writes_the_meeting_tests_and_the_leadership_table(tmp_path):
     comm = tmp_path / "comm"
-    _cli("run", "port_of_mars/communication", "--out", str(comm), "--no-progress",
-         "--set", "replications=6")  # fmt: skip
+    _cli(
+        "run",
+        "port_of_mars/communication",
+        "--out",
+        str(comm),
+        "--no-progress",
+        "--set",
+        "replications=6",
+    )
     out = _cli("analyse", "port_of_mars", str(comm))
     assert "Mann" not in out  # the tables, not prose
     tests = pd.read_csv(comm / "analysis" / "meeting_tests.csv")
@@ -99,9 +106,19 @@ def test_analyse_port_of_mars_writes_the_meeting_tests_and_the_leadership_table(
     by_label = pd.read_csv(comm / "analysis" / "by_label.csv")
     assert len(by_label) == 10 and by_label["pct_dirty"].between(0, 100).all()
     lead = tmp_path / "lead"
-    _cli("run", "port_of_mars/leadership_rule_based", "--out", str(lead), "--no-progress",
-         "--set", "replications=3", "--set", "grid.leadership=['announce', 'unaware']",
-         "--set", "grid.leader_seat=[0, 4]")  # fmt: skip
+    _cli(
+        "run",
+        "port_of_mars/leadership_rule_based",
+        "--out",
+        str(lead),
+        "--no-progress",
+        "--set",
+        "replications=3",
+        "--set",
+        "grid.leadership=['announce', 'unaware']",
+        "--set",
+        "grid.leader_seat=[0, 4]",
+    )
     _cli("analyse", "port_of_mars", str(lead))
     table = pd.read_csv(lead / "analysis" / "leadership.csv")
     assert set(table["leader"]) == {"svo-15", "svo60"} and (table["runs"] == 3).all()
@@ -114,6 +131,10 @@ def test_rule_scenarios_run_at_size_without_an_over_long_meeting(name, tmp_path)
     meeting and stopped the run; long games (many needs and offers) come up at this size."""
     from mesa_dilemmas.scenarios.runner import run_scenario
 
-    out = run_scenario(f"port_of_mars/{name}", out_dir=tmp_path / "r", progress=False,
-                       overrides=["replications=80"])  # fmt: skip
+    out = run_scenario(
+        f"port_of_mars/{name}",
+        out_dir=tmp_path / "r",
+        progress=False,
+        overrides=["replications=80"],
+    )
     assert out.summary["n_runs"] >= 80

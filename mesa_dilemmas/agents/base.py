@@ -14,9 +14,10 @@ if TYPE_CHECKING:
 
 
 class DilemmaAgent(mesa.Agent):
-    """A player. Game state lives on the model (often in numpy arrays indexed by
-    ``slot``); the agent carries identity, persona and policy, so the dashboard
-    and the DataCollector see ordinary Mesa agents."""
+    """A player: identity (``unique_id``, its seat ``slot``), persona and policy.  A game
+    subclasses it to keep the player's own state on the agent, so the DataCollector and the
+    dashboard read ordinary Mesa agents; a fast array engine (``dilemmas/<game>/vector.py``)
+    is separate and tested equal to the model."""
 
     def __init__(self, model: mesa.Model, policy: Policy, persona: Persona | None = None):
         super().__init__(model)

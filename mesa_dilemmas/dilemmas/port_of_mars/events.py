@@ -129,9 +129,7 @@ def _out_of_commission(model: PortOfMarsModel, card: EventCard) -> None:
 
 
 def _changing_tides(model: PortOfMarsModel, card: EventCard) -> None:
-    for p in model.players:
-        model.return_hand(p)
-        model.draw_cards(p, CHANGING_TIDES_DRAW)
+    model.crew.do("return_hand").do("draw", CHANGING_TIDES_DRAW)
 
 
 def _bonding(model: PortOfMarsModel, card: EventCard) -> None:

@@ -150,8 +150,11 @@ def svo_points(
         ax.set_ylabel(ylabel)
         ax.set_xlabel(_label_axis(labels))
     _group_legend(fig, axes, groups)
-    title(fig, f"Points, dirty accomplishments and health spend by persona (mean ± s.e.m.); "
-          f"{_survival_text(runs, cols)}")  # fmt: skip
+    title(
+        fig,
+        f"Points, dirty accomplishments and health spend by persona (mean ± s.e.m.); "
+        f"{_survival_text(runs, cols)}",
+    )
     paths.append(save(fig, run_dir / "port_of_mars_svo_A"))
 
     # B: every player of every run: final points vs health spend and vs dirty cards
@@ -317,8 +320,10 @@ def health_trajectories(
         "line": "lines: mean health; share of games still running",
         "band": "bands: middle half of the games (IQR); ± s.e.m.",
     }
-    names = [_group_name(dict(zip(cols, n if isinstance(n, tuple) else (n,), strict=False)), cols)
-             for n, _ in groups]  # fmt: skip
+    names = [
+        _group_name(dict(zip(cols, n if isinstance(n, tuple) else (n,), strict=False)), cols)
+        for n, _ in groups
+    ]
     legend_labels = list(kinds.values()) if single else [*names, *kinds.values()]
     fig, axes = figure(
         2, aspect=0.62, min_panel_width=2.3, extra_height=0.45 + legend_space(legend_labels)

@@ -111,11 +111,7 @@ def writer_observation(model: PortOfMarsModel) -> dict[str, Any]:
         {
             "role": p.role,
             "specialty": model.role_spec(p.seat).specialty,
-            "persona": {
-                k: v
-                for k, v in asdict(model.seats[p.seat].persona).items()
-                if v not in (None, (), {})
-            },
+            "persona": {k: v for k, v in asdict(p.persona).items() if v not in (None, (), {})},
             "points": p.points,
             "coins": p.coins,
             # read by the rule writer only (module doc); never rendered into a prompt
@@ -129,7 +125,7 @@ def writer_observation(model: PortOfMarsModel) -> dict[str, Any]:
         }
         for p in model.players
     ]
-    personas = {p.role: short_persona(model.seats[p.seat].persona) for p in model.players}
+    personas = {p.role: short_persona(p.persona) for p in model.players}
     obs["meeting_brief"] = meeting_brief(obs, personas)
     obs["meeting_chars"] = model.meeting_chars
     return obs

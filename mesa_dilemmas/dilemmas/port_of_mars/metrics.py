@@ -18,19 +18,19 @@ from mesa_dilemmas.dilemmas.port_of_mars.cards import ROLES
 from mesa_dilemmas.dilemmas.port_of_mars.trade import TRADE_KINDS
 
 if TYPE_CHECKING:
-    from mesa_dilemmas.dilemmas.port_of_mars.model import PomPlayer, PortOfMarsModel
+    from mesa_dilemmas.dilemmas.port_of_mars.model import Player, PortOfMarsModel
 
 
 class Metrics:
     """The metrics half of the Port of Mars model."""
 
     # -- metrics ----------------------------------------------------------
-    def final_points(self, p: PomPlayer) -> int:
+    def final_points(self, p: Player) -> int:
         """Points as scored: 0 for everyone when the port collapsed."""
         return 0 if self.collapsed else p.points
 
-    def player_record(self, p: PomPlayer) -> dict[str, Any]:
-        persona = self.seats[p.seat].persona
+    def player_record(self, p: Player) -> dict[str, Any]:
+        persona = p.persona
         return {
             "seat": p.seat,
             "role": p.role,
@@ -38,7 +38,7 @@ class Metrics:
             "svo_angle": persona.svo_angle,
             "cultural_group": persona.cultural_group,
             "traits": list(persona.traits),
-            "policy": self.seats[p.seat].policy_name,
+            "policy": p.policy_name,
             "points": p.points,
             "final_points": self.final_points(p),
             "winner": p.seat in self.winners,
@@ -66,11 +66,11 @@ class Metrics:
 
     def _model_reporters(self) -> dict[str, Any]:
         def total(attr: str):
-            return lambda m: sum(getattr(p, attr) for p in m.players)
+            return lambda m: sum(m.crew.get(attr))
 
         def pct_dirty(m: PortOfMarsModel) -> float:
-            opps = sum(p.dirty_opportunities for p in m.players)
-            return 100.0 * sum(p.dirty_taken for p in m.players) / opps if opps else float("nan")
+            opps = sum(m.crew.get("dirty_opportunities"))
+            return 100.0 * sum(m.crew.get("dirty_taken")) / opps if opps else float("nan")
 
         reporters: dict[str, Any] = {
             "round": lambda m: m.round,
@@ -80,7 +80,7 @@ class Metrics:
             "events_drawn_total": lambda m: m.events_drawn_total,
             "health_coins_round": total("health_coins_round"),
             "health_coins_total": total("health_coins_total"),
-            "dirty_cards_round": lambda m: sum(p.dirty_cards_round for p in m.players),
+            "dirty_cards_round": total("dirty_cards_round"),
             "dirty_cards_total": total("dirty_cards_bought"),
             "dirty_health_cost_total": total("dirty_health_cost"),
             "dirty_taken": total("dirty_taken"),
@@ -92,9 +92,9 @@ class Metrics:
             "collapsed": lambda m: m.collapsed,
             "collapse_round": lambda m: float(m.collapse_round) if m.collapsed else float("nan"),
             "n_rounds": lambda m: m.n_rounds_total,
-            "points_mean": lambda m: float(np.mean([p.points for p in m.players])),
-            "final_points_mean": lambda m: float(np.mean([m.final_points(p) for p in m.players])),
-            "gini_points": lambda m: gini([p.points for p in m.players]),
+            "points_mean": lambda m: float(np.mean(m.crew.get("points"))),
+            "final_points_mean": lambda m: float(np.mean(m.crew.map(m.final_points))),
+            "gini_points": lambda m: gini(m.crew.get("points")),
             "winners": lambda m: "|".join(m.roles[s] for s in m.winners),
             "n_winners": lambda m: len(m.winners),
             "winner_labels": lambda m: "|".join(m.players[s].label for s in m.winners),
@@ -106,7 +106,7 @@ class Metrics:
             "meetings_held": lambda m: m.meetings_held,
             "meeting_fallbacks": lambda m: m.meeting_fallbacks,
             "events_json": lambda m: json.dumps(dict(sorted(m.event_counts.items()))),
-            "players_json": lambda m: json.dumps([m.player_record(p) for p in m.players]),
+            "players_json": lambda m: json.dumps(m.crew.map(m.player_record)),
         }
         for kind in TRADE_KINDS:
             reporters[f"trades_proposed_{kind}"] = lambda m, k=kind: sum(

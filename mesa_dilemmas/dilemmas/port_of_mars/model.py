@@ -78,6 +78,12 @@ and who writes the meeting; the shorthands ``policy_factory`` (``"rule"``,
 seats on the model ``llm``) and ``meeting_writer = "llm"`` expand into a population.
 ``set_policies`` replaces the policies after construction (scripted play).
 
+Each seat is one Mesa agent, a :class:`Player`: persona and policy plus the seat's whole game
+state (role, hand, resources, coins, points, goal, plan, statistics), which the agent reporters
+read.  ``model.players`` (also ``model.seats``) lists them in seat order; ``model.crew`` is the
+same agents as Mesa's AgentSet (``agents_by_type[Player]``, seat order) for ``do``/``get``/
+``select`` over all seats.
+
 What a player reads: the observation (:meth:`PortOfMarsModel.observe`) plus two texts the
 game renders into it for LLM players (:mod:`.text`); the templates per decision
 kind are data in ``prompts/``.
@@ -87,10 +93,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
 from mesa import DataCollector
+from mesa.agentset import AgentSet
 from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
@@ -152,49 +158,169 @@ Trait = Literal["cooperative", "selfish", "random"]
 Leadership = Literal["none", "vanilla", "announce", "unaware"]
 
 
-@dataclass
-class PomPlayer:
-    """One seat's game state and running statistics (the Mesa agent holds persona and policy)."""
+class Player(DilemmaAgent):
+    """One seat of Port of Mars as a Mesa agent: its persona and policy (:class:`DilemmaAgent`)
+    and its whole game state -- role, hand, resources, coins, points, goal, health plan -- with
+    the per-round and whole-game statistics the reporters read.
 
-    seat: int
-    role: str
-    label: str
-    deck: AccomplishmentDeck
-    hand: list[Accomplishment] = field(default_factory=list)
-    purchased: list[Accomplishment] = field(default_factory=list)
-    resources: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESOURCES, 0))
-    coins: int = 0
-    points: int = 0
-    goal: str | None = None
-    health_plan: int | None = None
-    # this round
-    health_coins_round: int = 0
-    health_units_round: int = 0
-    dirty_cost_round: int = 0
-    dirty_cards_round: int = 0
-    bought_round: dict[str, int] = field(default_factory=dict)
-    # whole game
-    health_coins_total: int = 0
-    health_coins_by_round: list[int] = field(default_factory=list)
-    resources_bought_total: int = 0
-    cards_bought: int = 0
-    cards_returned: int = 0
-    dirty_cards_bought: int = 0
-    dirty_health_cost: int = 0
-    dirty_taken: int = 0
-    dirty_opportunities: int = 0
-    personal_gain_yes: int = 0
-    trades_proposed: Counter = field(default_factory=Counter)
-    trades_accepted: Counter = field(default_factory=Counter)
-    trades_received: int = 0
-    trades_received_accepted: int = 0
-    trades_received_rejected: int = 0
+    Built by :meth:`PortOfMarsModel.__init__` through ``seat_players(agent_of=...)``: the role's
+    deck is shuffled and the first hand drawn right after the agent is registered, seat by seat
+    (the order of the model's random draws)."""
 
+    def __init__(
+        self,
+        model: PortOfMarsModel,
+        policy: Policy,
+        persona: Persona,
+        *,
+        seat: int,
+        role: str,
+        label: str,
+        hand_size: int,
+    ) -> None:
+        super().__init__(model, policy, persona)
+        self.seat = seat
+        self.role = role
+        self.label = label
+        self.deck = AccomplishmentDeck(role, model.rng)
+        self.hand: list[Accomplishment] = []
+        self.purchased: list[Accomplishment] = []
+        self.resources: dict[str, int] = dict.fromkeys(RESOURCES, 0)
+        self.coins = 0
+        self.points = 0
+        self.goal: str | None = None
+        self.health_plan: int | None = None
+        # this round
+        self.health_coins_round = 0
+        self.health_units_round = 0
+        self.dirty_cost_round = 0
+        self.dirty_cards_round = 0
+        self.bought_round: dict[str, int] = {}
+        # whole game
+        self.health_coins_total = 0
+        self.health_coins_by_round: list[int] = []
+        self.resources_bought_total = 0
+        self.cards_bought = 0
+        self.cards_returned = 0
+        self.dirty_cards_bought = 0
+        self.dirty_health_cost = 0
+        self.dirty_taken = 0
+        self.dirty_opportunities = 0
+        self.personal_gain_yes = 0
+        self.trades_proposed: Counter = Counter()
+        self.trades_accepted: Counter = Counter()
+        self.trades_received = 0
+        self.trades_received_accepted = 0
+        self.trades_received_rejected = 0
+        self.draw(hand_size)
+
+    def __repr__(self) -> str:
+        return f"Player(seat={self.seat}, role={self.role!r}, label={self.label!r})"
+
+    # -- cards ------------------------------------------------------------
     def hand_card(self, name: str) -> Accomplishment | None:
         return next((c for c in self.hand if c.name == name), None)
 
     def missing_for(self, card: Accomplishment) -> dict[str, int]:
         return {r: n - self.resources[r] for r, n in card.cost if self.resources[r] < n}
+
+    def draw(self, n: int) -> None:
+        """Draw up to ``n`` cards from the top of the own deck into the hand."""
+        for _ in range(n):
+            card = self.deck.draw()
+            if card is None:
+                break
+            self.hand.append(card)
+
+    def return_hand(self) -> None:
+        """Put the whole hand under the deck (the goal goes with it)."""
+        for card in self.hand:
+            self.deck.put_bottom(card)
+        self.hand = []
+        self.goal = None
+
+    def forget_lost_goal(self) -> None:
+        """Drop the goal when its card is no longer in hand."""
+        if self.goal is not None and self.hand_card(self.goal) is None:
+            self.goal = None
+
+    # -- rounds -----------------------------------------------------------
+    def start_round(self, coins: int, refill_to: int | None) -> None:
+        """New round: fresh coins, per-round statistics reset, the hand refilled to
+        ``refill_to`` cards (None: not refilled, round 1)."""
+        self.coins = coins
+        self.health_plan = None
+        self.health_coins_round = 0
+        self.health_units_round = 0
+        self.dirty_cost_round = 0
+        self.dirty_cards_round = 0
+        self.bought_round = {}
+        if refill_to is not None:
+            self.draw(refill_to - len(self.hand))
+        self.forget_lost_goal()
+
+    def close_round(self) -> None:
+        """Book this round's coins to port health into the whole-game record."""
+        self.health_coins_total += self.health_coins_round
+        self.health_coins_by_round.append(self.health_coins_round)
+
+    # -- actions ----------------------------------------------------------
+    def invest(self, alloc: dict[str, int], costs: dict[str, int]) -> None:
+        """Spend coins on port health (credited at round end) and resources (credited now)."""
+        spent = sum(costs[k] * int(v or 0) for k, v in alloc.items())
+        if spent > self.coins:  # a spec guarantees this; forced investments are computed in range
+            raise AssertionError(f"{self.role} spends {spent} coins but has {self.coins}")
+        units = int(alloc.get("port_health") or 0)
+        self.coins -= spent
+        self.health_units_round += units
+        self.health_coins_round += units * costs["port_health"]
+        for r in RESOURCES:
+            n = int(alloc.get(r) or 0)
+            if n:
+                self.resources[r] += n
+                self.bought_round[r] = self.bought_round.get(r, 0) + n
+                self.resources_bought_total += n
+
+    def purchase(self, names: Sequence[str]) -> None:
+        """Buy the named accomplishments still in hand and affordable, in the order given."""
+        had_dirty = any(c.dirty for c in self.hand)
+        took_dirty = False
+        for name in dict.fromkeys(names):
+            card = self.hand_card(name)
+            if card is None or not card.affordable(self.resources):
+                continue
+            for r, n in card.cost:
+                self.resources[r] -= n
+            self.hand.remove(card)
+            self.purchased.append(card)
+            self.points += card.points
+            self.cards_bought += 1
+            if card.dirty:
+                took_dirty = True
+                self.dirty_cards_bought += 1
+                self.dirty_cards_round += 1
+                self.dirty_cost_round += card.health_cost
+                self.dirty_health_cost += card.health_cost
+            if self.goal == card.name:
+                self.goal = None
+        if had_dirty:
+            self.dirty_opportunities += 1
+            self.dirty_taken += int(took_dirty)
+
+    def discard(self, names: Sequence[str]) -> None:
+        """Return the named cards in hand to the bottom of the deck."""
+        for name in dict.fromkeys(names):
+            card = self.hand_card(name)
+            if card is None:
+                continue
+            self.hand.remove(card)
+            self.deck.put_bottom(card)
+            if self.goal == name:
+                self.goal = None
+
+
+#: the earlier name of :class:`Player` (game state and agent were separate objects)
+PomPlayer = Player
 
 
 class PortOfMarsModel(Observations, Metrics, DilemmaModel):
@@ -225,15 +351,16 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     )
     N_PLAYERS: ClassVar[int] = 5
     POPULATION_ROLES: ClassVar[tuple[str, ...]] = ("meeting",)
-    #: per-seat reporters (``agents.parquet``), named apart from every model reporter
+    #: per-seat reporters (``agents.parquet``), named apart from every model reporter; each
+    #: reads the :class:`Player` agent's own state
     AGENT_REPORTERS: ClassVar[dict[str, Any]] = {
-        "player_role": lambda a: a.model.players[a.slot].role,
-        "player_label": lambda a: a.model.players[a.slot].label,
-        "player_points": lambda a: a.model.players[a.slot].points,
-        "player_health_coins_round": lambda a: a.model.players[a.slot].health_coins_round,
-        "player_health_coins_total": lambda a: a.model.players[a.slot].health_coins_total,
-        "player_resources_held": lambda a: sum(a.model.players[a.slot].resources.values()),
-        "player_dirty_cards": lambda a: a.model.players[a.slot].dirty_cards_bought,
+        "player_role": lambda a: a.role,
+        "player_label": lambda a: a.label,
+        "player_points": lambda a: a.points,
+        "player_health_coins_round": lambda a: a.health_coins_round,
+        "player_health_coins_total": lambda a: a.health_coins_total,
+        "player_resources_held": lambda a: sum(a.resources.values()),
+        "player_dirty_cards": lambda a: a.dirty_cards_bought,
     }
     COINS_PER_ROUND: ClassVar[int] = 10
     START_HEALTH: ClassVar[int] = 100
@@ -494,27 +621,27 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.event_deck = EventDeck(self.rng, {"lifeAsUsual": life_as_usual_copies})
         self.health = self.START_HEALTH
         self.health_after_wear = self.START_HEALTH
-        self.players: list[PomPlayer] = []
-        self.seats: list[DilemmaAgent] = []
 
         def persona_of(seat: int, group: Group | None) -> Persona:
             return self.population.persona_for(group, personas[seat])
 
-        def seated(seat: int, policy: Policy, persona: Persona) -> DilemmaAgent:
-            agent = DilemmaAgent(self, policy, persona)
-            p = PomPlayer(
+        def seated(seat: int, policy: Policy, persona: Persona) -> Player:
+            return Player(
+                self,
+                policy,
+                persona,
                 seat=seat,
                 role=self.roles[seat],
                 label=persona_rules.persona_label(persona),
-                deck=AccomplishmentDeck(self.roles[seat], self.rng),
+                hand_size=self.HAND_SIZE,
             )
-            self.players.append(p)
-            self.draw_cards(p, self.HAND_SIZE)
-            return agent
 
-        self.seats = self.seat_players(
+        #: the players (Mesa agents holding their game state) in seat order: ``players[seat]``
+        self.players: list[Player] = self.seat_players(  # type: ignore[assignment]
             self.N_PLAYERS, rules=RULE_PLAYERS, persona_of=persona_of, agent_of=seated
         )
+        #: the same agents (the name the shared dashboard and older readers use)
+        self.seats: list[Player] = self.players
 
         if leadership != "none":
             self.leader: int | None = (
@@ -621,21 +748,19 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     def change_health(self, delta: int) -> None:
         self.health = int(min(self.MAX_HEALTH, max(0, self.health + delta)))
 
-    def draw_cards(self, p: PomPlayer, n: int) -> None:
-        for _ in range(n):
-            card = p.deck.draw()
-            if card is None:
-                break
-            p.hand.append(card)
+    @property
+    def crew(self) -> AgentSet[Player]:
+        """The players as Mesa's AgentSet, in seat order (the order they were created in)."""
+        return self.agents_by_type[Player]
 
-    def refill_hand(self, p: PomPlayer) -> None:
-        self.draw_cards(p, self.HAND_SIZE - len(p.hand))
+    def draw_cards(self, p: Player, n: int) -> None:
+        p.draw(n)
 
-    def return_hand(self, p: PomPlayer) -> None:
-        for card in p.hand:
-            p.deck.put_bottom(card)
-        p.hand = []
-        p.goal = None
+    def refill_hand(self, p: Player) -> None:
+        p.draw(self.HAND_SIZE - len(p.hand))
+
+    def return_hand(self, p: Player) -> None:
+        p.return_hand()
 
     def set_policies(self, policies: Sequence[Policy]) -> None:
         """Replace the seats' policies (scripted play, tests, mixing policy kinds)."""
@@ -668,18 +793,9 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.pledges = None
         self.market = None
         self.round_offers = []
-        for p in self.players:
-            p.coins = self.COINS_PER_ROUND
-            p.health_plan = None
-            p.health_coins_round = 0
-            p.health_units_round = 0
-            p.dirty_cost_round = 0
-            p.dirty_cards_round = 0
-            p.bought_round = {}
-            if self.round > 1:
-                self.refill_hand(p)
-            if p.goal is not None and p.hand_card(p.goal) is None:
-                p.goal = None
+        self.crew.do(
+            "start_round", self.COINS_PER_ROUND, self.HAND_SIZE if self.round > 1 else None
+        )
         self.change_health(-self.WEAR)
         self.health_after_wear = self.health
         if self.health <= 0:
@@ -703,9 +819,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             self.extra_draws = 0
         if self.health > 0:
             resolve_deferred(self)
-        for p in self.players:
-            if p.goal is not None and p.hand_card(p.goal) is None:
-                p.goal = None
+        self.crew.do("forget_lost_goal")
         if self.health <= 0:
             self._collapse()
 
@@ -762,7 +876,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         for p, goal in zip(who, self.ask_all(decisions), strict=True):
             p.goal = goal
 
-    def invest_fallback(self, p: PomPlayer, costs: dict[str, int]) -> dict[str, int]:
+    def invest_fallback(self, p: Player, costs: dict[str, int]) -> dict[str, int]:
         """The plan's coins to port health, the rest to the cheapest resource the seat can buy."""
         hc = costs["port_health"]
         units = min(p.health_plan if p.health_plan is not None else p.coins // 2, p.coins) // hc
@@ -785,7 +899,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                 continue
             if p.seat in self.effects.forced_full_health:
                 units = p.coins // hc
-                self._apply_investment(p, {"port_health": units}, {"port_health": hc})
+                p.invest({"port_health": units}, {"port_health": hc})
                 continue
             costs = {"port_health": hc, **self.coin_costs(p.seat)}
             who.append(p)
@@ -800,22 +914,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                 )
             )
         for p, costs, alloc in zip(who, all_costs, self.ask_all(decisions), strict=True):
-            self._apply_investment(p, alloc, costs)
-
-    def _apply_investment(self, p: PomPlayer, alloc: dict[str, int], costs: dict[str, int]) -> None:
-        spent = sum(costs[k] * int(v or 0) for k, v in alloc.items())
-        if spent > p.coins:  # a spec guarantees this; forced investments are computed in range
-            raise AssertionError(f"{p.role} spends {spent} coins but has {p.coins}")
-        units = int(alloc.get("port_health") or 0)
-        p.coins -= spent
-        p.health_units_round += units
-        p.health_coins_round += units * costs["port_health"]
-        for r in RESOURCES:
-            n = int(alloc.get(r) or 0)
-            if n:
-                p.resources[r] += n
-                p.bought_round[r] = p.bought_round.get(r, 0) + n
-                p.resources_bought_total += n
+            p.invest(alloc, costs)
 
     def phase_trading(self) -> None:
         """Offers from everyone at once, then each recipient answers in turn (random order)."""
@@ -902,38 +1001,14 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                 )
             )
         for p, names in zip(who, self.ask_all(decisions), strict=True):
-            had_dirty = any(c.dirty for c in p.hand)
-            took_dirty = False
-            for name in dict.fromkeys(names):
-                card = p.hand_card(name)
-                if card is None or not card.affordable(p.resources):
-                    continue
-                for r, n in card.cost:
-                    p.resources[r] -= n
-                p.hand.remove(card)
-                p.purchased.append(card)
-                p.points += card.points
-                p.cards_bought += 1
-                if card.dirty:
-                    took_dirty = True
-                    p.dirty_cards_bought += 1
-                    p.dirty_cards_round += 1
-                    p.dirty_cost_round += card.health_cost
-                    p.dirty_health_cost += card.health_cost
-                if p.goal == card.name:
-                    p.goal = None
-            if had_dirty:
-                p.dirty_opportunities += 1
-                p.dirty_taken += int(took_dirty)
+            p.purchase(names)
 
     def phase_discard(self) -> None:
         """Players may return unpurchased accomplishments to the bottom of their deck."""
-        decisions, who = [], []
-        for p in self.players:
-            if not p.hand:
-                continue
+        who = self.crew.select(lambda p: bool(p.hand))
+        decisions = []
+        for p in who:
             names = tuple(dict.fromkeys(c.name for c in p.hand))
-            who.append(p)
             decisions.append(
                 self.decision(
                     p.seat,
@@ -944,29 +1019,21 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                 )
             )
         for p, names in zip(who, self.ask_all(decisions), strict=True):
-            for name in dict.fromkeys(names):
-                card = p.hand_card(name)
-                if card is None:
-                    continue
-                p.hand.remove(card)
-                p.deck.put_bottom(card)
-                if p.goal == name:
-                    p.goal = None
+            p.discard(names)
 
     def phase_end_round(self) -> None:
         """Credit port-health investments, charge dirty accomplishments, check the end."""
         last = self.round >= self.n_rounds_total
-        invested = sum(p.health_units_round for p in self.players)
-        dirty = sum(p.dirty_cost_round for p in self.players)
+        crew = self.crew
+        invested = sum(crew.get("health_units_round"))
+        dirty = sum(crew.get("dirty_cost_round"))
         if not last or self.settle_final_round:
             self.change_health(invested - dirty)
-        for p in self.players:
-            p.health_coins_total += p.health_coins_round
-            p.health_coins_by_round.append(p.health_coins_round)
+        crew.do("close_round")
         self.health_history.append(self.health)
         self.last_round = {
             "round": self.round,
-            "port_health_coins_total": sum(p.health_coins_round for p in self.players),
+            "port_health_coins_total": sum(crew.get("health_coins_round")),
             "port_health_lost_to_accomplishments": dirty,
             "port_health_at_end": self.health,
             "events": [e["name"] for e in self.round_events_public()],
@@ -979,19 +1046,16 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             self.game_over = True
             self.survived = True
             self.running = False
-            best = max(p.points for p in self.players)
-            self.winners = [p.seat for p in self.players if p.points == best]
+            best = max(crew.get("points"))
+            self.winners = crew.select(lambda p: p.points == best).get("seat")
 
     def end_of_round(self) -> None:
         if self.collapsed:
             # the rounds a collapsed game never played still count as 0 coins to port health
-            for p in self.players:
-                if len(p.health_coins_by_round) < self.round:
-                    p.health_coins_total += p.health_coins_round
-                    p.health_coins_by_round.append(p.health_coins_round)
+            self.crew.select(lambda p: len(p.health_coins_by_round) < self.round).do("close_round")
             if len(self.health_history) < self.round:
                 self.health_history.append(self.health)
         super().end_of_round()
 
 
-__all__ = ["PomPlayer", "PortOfMarsModel"]
+__all__ = ["Player", "PomPlayer", "PortOfMarsModel"]

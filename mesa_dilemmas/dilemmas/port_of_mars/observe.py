@@ -19,7 +19,7 @@ from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES
 
 if TYPE_CHECKING:
     from mesa_dilemmas.dilemmas.port_of_mars.cards import EventCard
-    from mesa_dilemmas.dilemmas.port_of_mars.model import PomPlayer
+    from mesa_dilemmas.dilemmas.port_of_mars.model import Player
 
 
 class Observations:
@@ -69,13 +69,13 @@ class Observations:
             for p in self.players
         }
 
-    def spare(self, p: PomPlayer) -> dict[str, int]:
+    def spare(self, p: Player) -> dict[str, int]:
         """Units held beyond what the current goal needs (what a player could trade away)."""
         card = p.hand_card(p.goal) if p.goal else None
         cost = card.cost_dict if card is not None else {}
         return {r: n - cost.get(r, 0) for r, n in p.resources.items() if n > cost.get(r, 0)}
 
-    def goal_missing(self, p: PomPlayer) -> dict[str, int]:
+    def goal_missing(self, p: Player) -> dict[str, int]:
         card = p.hand_card(p.goal) if p.goal else None
         return p.missing_for(card) if card is not None else {}
 
@@ -148,8 +148,8 @@ class Observations:
         rules = self.rules_numbers()
         return {
             "rules": text.rules_text(rules),
-            "identity": text.identity(obs, self.seats[seat].persona, rules),
-            "briefing": text.briefing(obs, self.seats[seat].persona, rules),
+            "identity": text.identity(obs, self.players[seat].persona, rules),
+            "briefing": text.briefing(obs, self.players[seat].persona, rules),
             "situation": text.situation(obs),
             "prices": text.prices_text(obs),
             "health_per_coin": "1" if hc == 1 else f"1/{hc}",
@@ -168,13 +168,13 @@ class Observations:
         """Seat ``seat``'s decision of ``kind``: validated by ``spec``; its prompt shows
         ``shown`` (one spec for every seat of the phase, :mod:`.specs`) when given."""
         obs = self.observe(seat, **extra)
-        if self.texts_for_all or getattr(self.seats[seat].policy, "reads_text", False):
+        if self.texts_for_all or getattr(self.players[seat].policy, "reads_text", False):
             obs.update(self.player_texts(seat, obs))
         return Decision(
             kind=kind,
             spec=spec,
             observation=obs,
-            agent=self.seats[seat],
+            agent=self.players[seat],
             step=self.round,
             fallback=fallback,
             meta=meta or {},

@@ -107,7 +107,7 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
             seat=p.seat,
             role=p.role,
             label=p.label,
-            policy=model.seats[p.seat].policy_name,
+            policy=p.policy_name,
             points=p.points,
             health_coins=p.health_coins_total,
             dirty_cards=p.dirty_cards_bought,
@@ -408,7 +408,6 @@ PAGE = GamePage(
     panels=Panels,
     llm_agents=lambda params: llm_agents(params),
     agent_labels=lambda model: {
-        a.unique_id: f"{model.players[a.slot].role} ({model.players[a.slot].label}, {a.policy_name})"
-        for a in model.seats
+        p.unique_id: f"{p.role} ({p.label}, {p.policy_name})" for p in model.players
     },
 )

@@ -342,8 +342,12 @@ def fig6_groups(groups: pd.DataFrame, runs: pd.DataFrame) -> Figure:
         Line2D([], [], ls="", marker="o", ms=3, color="0.6", alpha=0.4),
     ]
     legend_below(fig, handles, [*set_names, *keys.values()])
-    title(fig, "Grid cells by equality and health spend (cells named beside their marker)"
-          if len(groups) <= 4 else "Grid cells by equality and health spend")  # fmt: skip
+    title(
+        fig,
+        "Grid cells by equality and health spend (cells named beside their marker)"
+        if len(groups) <= 4
+        else "Grid cells by equality and health spend",
+    )
     return fig
 
 
