@@ -22,7 +22,15 @@ from pathlib import Path
 
 import pandas as pd
 
+#: the checkout this script belongs to (paths inside it are compared relative to it)
+CHECKOUT = Path(__file__).resolve().parent.parent
 TIMING = ("seconds", "wall", "elapsed", "latency", "duration", "_time_s", "timestamp")
+
+
+def uses_llm(raw: dict) -> bool:
+    """Whether a scenario seats LLM players (or an LLM meeting writer)."""
+    text = json.dumps(raw)
+    return '"llm' in text or "llm =" in text
 
 
 def tiny_overrides(raw: dict) -> list[str]:
@@ -38,8 +46,7 @@ def tiny_overrides(raw: dict) -> list[str]:
             "options.group_sizes=[4]",
         ]
     out = ["replications=1", f"max_steps={min(4, int(raw.get('max_steps', 4)))}"]
-    text = json.dumps(raw)
-    if '"llm' in text or "llm =" in text:  # LLM scenarios: one cell, one round, few agents
+    if uses_llm(raw):  # LLM scenarios: one cell, one round, few agents
         out[-1] = "max_steps=1"
         params = raw.get("params") or {}
         for key in ("n_agents", "llm_agents"):
@@ -69,11 +76,14 @@ def table_hash(path: Path) -> str:
 
 
 def untimed(value):
-    """``value`` without wall-time and latency entries (they differ between any two runs)."""
+    """``value`` without wall-time and latency entries (they differ between any two runs) and
+    with the checkout's own location cut from paths (two commits checked out side by side)."""
     if isinstance(value, dict):
         return {k: untimed(v) for k, v in value.items() if not any(s in k.lower() for s in TIMING)}
     if isinstance(value, list):
         return [untimed(v) for v in value]
+    if isinstance(value, str) and value.startswith(str(CHECKOUT)):
+        return "<checkout>" + value[len(str(CHECKOUT)) :]
     return value
 
 
@@ -132,11 +142,7 @@ def main() -> int:
             if args.only and args.only not in name:
                 continue
             raw = tomllib.loads(paths[name].read_text())
-            if (
-                args.rule_only
-                and len(tiny_overrides(raw)) > 2
-                and "max_steps=1" in tiny_overrides(raw)
-            ):
+            if args.rule_only and uses_llm(raw):
                 continue
             result[name] = fingerprint(name, raw, args.exe, Path(tmp))
             print(name, result[name], flush=True)
