@@ -22,7 +22,7 @@ from mesa_dilemmas.dilemmas.port_of_mars.trade import offer_spec
 from mesa_dilemmas.llm import prompts
 from mesa_dilemmas.llm.answers import parse_tags
 from mesa_dilemmas.llm.population import register_game_prompts
-from mesa_dilemmas.llm.specs import parse_spec, shares_schema
+from mesa_dilemmas.llm.specs import parse_spec, schema_in_text, shares_schema
 
 TAGS = {
     "port_of_mars.health_plan": "HEALTH",
@@ -382,3 +382,18 @@ def test_api_providers_get_one_schema_per_phase_and_each_seat_keeps_its_limits(d
     d.shown.validate(offer)  # legal under the phase's schema ...
     with pytest.raises(InvalidAnswer):
         d.validate(offer)  # ... not for this seat (itself as partner, more than it holds)
+
+
+def test_the_schema_is_repeated_as_text_only_where_the_model_would_not_see_it(decisions):
+    """A provider's own API shows the model the schema it is sent; the embedded model and a
+    server named by URL (llama-cpp-python's takes it in JSON mode only) get it as text too."""
+    for spec in ("openai:gpt-4o", "anthropic:x", "gemini:gemini-2.5-flash", "replay:openai:gpt-4o"):
+        assert not schema_in_text(parse_spec(spec)), spec
+    for spec in ("local", "openai:m@http://127.0.0.1:8000/v1", "replay:local"):
+        assert schema_in_text(parse_spec(spec)), spec
+    d = decisions["port_of_mars.invest"][0]
+    with_text = prompts.render(d, mode="native")
+    without = prompts.render(d, mode="native", schema_text=False)
+    assert "JSON schema:" in with_text.user and "JSON schema:" not in without.user
+    assert with_text.schema == without.schema  # the request carries the schema either way
+    assert len(without.user) < len(with_text.user)

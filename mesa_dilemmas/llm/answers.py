@@ -186,11 +186,12 @@ def answer_token_limit(spec: AnswerSpec, max_tokens: int | None) -> int | None:
     return max(max_tokens, reply_token_bound(spec))
 
 
-def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
-    """The answer's fields and range in words, and the schema itself: it also goes with the
-    request, but a server that cannot enforce it (llama-cpp-python's server takes JSON mode
-    only) would otherwise leave the model without it (measured: the embedded model then
-    answers out of shape)."""
+def native_instructions(spec: AnswerSpec, schema: dict[str, Any], schema_text: bool = True) -> str:
+    """The answer's fields and range in words, and (``schema_text``) the schema itself: it also
+    goes with the request, but a server that takes it in JSON mode only (llama-cpp-python's)
+    would otherwise leave the model without it (measured: the embedded model then answers out
+    of range); a provider's own API shows the model the schema it is sent
+    (:func:`mesa_dilemmas.llm.specs.schema_in_text`)."""
     first = (
         '"reasoning" (your brief step-by-step reasoning), then '
         if "reasoning" in schema["properties"]
@@ -198,7 +199,8 @@ def native_instructions(spec: AnswerSpec, schema: dict[str, Any]) -> str:
     )
     return (
         f'Reply with a JSON object with the fields {first}"answer", which must be '
-        f"{spec.describe()}. JSON schema: {json.dumps(schema, separators=(',', ':'))}"
+        f"{spec.describe()}."
+        + (f" JSON schema: {json.dumps(schema, separators=(',', ':'))}" if schema_text else "")
     )
 
 

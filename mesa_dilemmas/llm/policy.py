@@ -35,7 +35,7 @@ from mesa_dilemmas.llm.errors import CallFailed, ProviderFailed
 from mesa_dilemmas.llm.prompts import render, with_example
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
 from mesa_dilemmas.llm.settings import LLMSettings
-from mesa_dilemmas.llm.specs import ModelSpec, shares_schema
+from mesa_dilemmas.llm.specs import ModelSpec, schema_in_text, shares_schema
 
 #: why a decision fell back: the model refused, its reply was cut off at max_tokens, or its
 #: answer was unusable (unparseable or outside the spec) after every re-ask
@@ -131,6 +131,7 @@ class LLMPolicy(Policy):
             reasoning_max_chars=s.reasoning_max_chars,
             max_tokens=s.max_tokens,
             shared_schema=shares_schema(self.spec),
+            schema_text=schema_in_text(self.spec),
         )
         # the decision's own limit: max_tokens, or what its longest valid answer needs
         max_tokens = prompt.max_tokens or s.max_tokens

@@ -282,12 +282,14 @@ def render(
     reasoning_max_chars: int = 800,
     max_tokens: int | None = None,
     shared_schema: bool = False,
+    schema_text: bool = True,
 ) -> Prompt:
     """The prompt for one decision in the given answer mode.  ``shared_schema``: show the spec
     the decision's phase shares across seats (``Decision.shown``, when it has one) -- its
     schema, description and format -- and this seat's own example at the end
     (:func:`mesa_dilemmas.llm.specs.shares_schema` says for which providers); the answer is
-    validated by the seat's own spec either way."""
+    validated by the seat's own spec either way.  ``schema_text``: native instructions repeat
+    the schema as text (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which)."""
     template = template_for(decision.kind, templates_dir)
     shown = decision.shown if shared_schema else None
     spec = decision.spec if shown is None else shown
@@ -312,7 +314,7 @@ def render(
         reasoning_chars, limit = 0, answer_token_limit(spec, max_tokens)
     if mode == "native":
         schema = native_schema(spec, reasoning, reasoning_chars)
-        instructions = native_instructions(spec, schema)
+        instructions = native_instructions(spec, schema, schema_text)
         example = ""
     elif shown is None:
         instructions = with_example(tags_instructions(spec, tag), spec, tag)

@@ -86,6 +86,20 @@ def shares_schema(spec: ModelSpec) -> bool:
     return spec.provider in SCHEMA_FIRST and spec.base_url is None
 
 
+#: providers whose own APIs show the model the answer schema they are sent (OpenAI's
+#: structured outputs, Anthropic's tool, Gemini's response schema)
+SHOWS_SCHEMA = frozenset({"openai", "anthropic", "gemini"})
+
+
+def schema_in_text(spec: ModelSpec) -> bool:
+    """Whether the answer instructions repeat the schema as text: not for a provider's own
+    API, which shows the model the schema it is sent (the text would pay for it twice); yes
+    for the embedded model and any server named by URL, which may take it in JSON mode only
+    (llama-cpp-python's server) and then show the model nothing."""
+    spec = spec.replay_of or spec  # a replay renders exactly what the recorded run sent
+    return not (spec.provider in SHOWS_SCHEMA and spec.base_url is None)
+
+
 def parse_spec(spec: str) -> ModelSpec:
     """Parse a spec string; an unknown provider is an :class:`LLMConfigError`."""
     text = spec.strip()
