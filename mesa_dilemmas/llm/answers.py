@@ -227,8 +227,7 @@ def corrective_message(
         else:
             how = 'Reply with only the JSON object, with the answer in the "answer" field.'
     else:
-        example = example_value(spec)
-        shown = json.dumps(example) if _is_json_shaped(spec) else str(example)
+        shown = tags_example(spec, example_value(spec))
         how = f"End your reply with the answer between <{tag}> and </{tag}>, e.g. <{tag}>{shown}</{tag}>."
     return f"Your answer could not be used: {error}. The answer must be {spec.describe()}. {how}"
 

@@ -24,7 +24,6 @@ of this seat's own answer (appended when a template leaves it out; empty otherwi
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mesa_dilemmas.agents.decisions import AnswerSpec, Decision, ListSpec, StructSpec
+from mesa_dilemmas.agents.decisions import AnswerSpec, Decision, ListSpec
 from mesa_dilemmas.agents.persona import Persona, svo_category
 from mesa_dilemmas.llm.answers import (
     DEFAULT_TAG,
@@ -260,10 +259,7 @@ def with_example(text: str, spec: AnswerSpec, tag: str) -> str:
     example = spec_example(spec)
     if example is None:
         return text
-    generic = example_value(spec)
-    json_shaped = isinstance(spec, StructSpec | ListSpec)
-    shown = json.dumps(generic) if json_shaped else str(generic)
-    mine = json.dumps(example) if json_shaped else str(example)
+    shown, mine = tags_example(spec, example_value(spec)), tags_example(spec, example)
     return text.replace(f"<{tag}>{shown}</{tag}>", f"<{tag}>{mine}</{tag}>")
 
 
@@ -321,11 +317,9 @@ def render(
         example = ""
     else:  # the format shown to every seat; the example, this seat's own, goes to its part
         instructions = tags_instructions(spec, tag, example=False)
-        own = spec_example(decision.spec)
-        own = example_value(decision.spec) if own is None else own
-        example = (
-            f"Answer in that format, for example <{tag}>{tags_example(decision.spec, own)}</{tag}>."
-        )
+        own = spec_example(decision.spec)  # the seat's own legal example, else the generic one
+        own = tags_example(decision.spec, example_value(decision.spec) if own is None else own)
+        example = f"Answer in that format, for example <{tag}>{own}</{tag}>."
     fields.update(instructions=instructions, tag=tag, example=example)
     if template is None:
         return Prompt(
