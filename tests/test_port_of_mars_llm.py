@@ -85,7 +85,7 @@ def test_every_decision_kind_has_a_template_with_its_own_tag(decisions):
 def test_the_player_is_told_the_game(decisions):
     d = decisions["port_of_mars.invest"][0]
     p = prompts.render(d, mode="tags", persona=d.agent.persona, round_=1)
-    text = p.system.lower()
+    text = f"{p.system}\n{p.user}".lower()  # the rules in the system prompt, the seat's own last
     for fact in (
         "port health",
         "wear and tear",
@@ -182,7 +182,8 @@ def _over_budget_then_legal(log: list[str]):
             return scripted_reply(req)
         log.append(req.last_user)
         if len(log) == 1:  # 9 coins to port health + 2 units of the specialty at 2 = 13
-            specialty = re.search(r"specialty resource is (\w+)", req.system).group(1).lower()
+            told = "\n".join([req.system, *(t for _, t in req.messages)])
+            specialty = re.search(r"specialty resource is (\w+)", told).group(1).lower()
             answer = {"port_health": 9, specialty: 2}
         else:
             answer = {"port_health": 4}

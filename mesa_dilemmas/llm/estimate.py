@@ -50,9 +50,13 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def request_tokens(request: ChatRequest) -> int:
-    """The input tokens of a request as a provider would count them (approximately)."""
-    schema = json.dumps(request.schema) if request.schema is not None else ""
+def request_tokens(request: ChatRequest, schema_read: bool = True) -> int:
+    """The input tokens of a request as a provider would count them (approximately).
+    ``schema_read``: the provider reads the request's answer schema as input (a provider's own
+    API); a self-hosted server or the embedded model turns it into a grammar instead, and the
+    model reads it in the instructions' text (:func:`mesa_dilemmas.llm.specs.schema_in_text`),
+    where the messages already count it."""
+    schema = json.dumps(request.schema) if request.schema is not None and schema_read else ""
     body = sum(count_tokens(m.content) for m in request.messages) + count_tokens(schema)
     return body + PER_MESSAGE_TOKENS * len(request.messages) + PER_REQUEST_TOKENS
 
@@ -74,13 +78,18 @@ def assumed_output(
 
 
 def dry_response(
-    request: ChatRequest, settings: LLMSettings, mode: str, value: Any
+    request: ChatRequest,
+    settings: LLMSettings,
+    mode: str,
+    value: Any,
+    schema_read: bool = True,
 ) -> ChatResponse:
-    """The stand-in reply of a dry run: the value drawn, and the token counts."""
+    """The stand-in reply of a dry run: the value drawn, and the token counts
+    (``schema_read``: :func:`request_tokens`)."""
     text = json.dumps({"answer": value}, default=str)
     return ChatResponse(
         text=text if mode == "native" else f"<answer>{value}</answer>",
-        tokens_in=request_tokens(request),
+        tokens_in=request_tokens(request, schema_read),
         tokens_out=assumed_output(settings, mode, value, request),
         finish_reason="stop",
         model="dry-run",

@@ -234,7 +234,7 @@ class LLMPolicy(Policy):
             schema=schema,
         )
         value = random_answer(decision.spec, np.random.default_rng(request.seed))
-        response = dry_response(request, s, mode, value)
+        response = dry_response(request, s, mode, value, schema_read=not schema_in_text(self.spec))
         run = session.current()
         if run is not None:
             run.recorder.record_call(

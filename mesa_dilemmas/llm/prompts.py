@@ -280,15 +280,18 @@ def render(
     shared_schema: bool = False,
     schema_text: bool = True,
 ) -> Prompt:
-    """The prompt for one decision in the given answer mode.  ``shared_schema``: show the spec
-    the decision's phase shares across seats (``Decision.shown``, when it has one) -- its
-    schema, description and format -- and this seat's own example at the end
-    (:func:`mesa_dilemmas.llm.specs.shares_schema` says for which providers); the answer is
-    validated by the seat's own spec either way.  ``schema_text``: native instructions repeat
-    the schema as text (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which)."""
+    """The prompt for one decision in the given answer mode.  A decision whose phase shares one
+    spec across seats (``Decision.shown``) is described in the instructions by that spec, the
+    same words for every seat, with this seat's own example at the end; ``shared_schema``:
+    the request's schema is that shared one too
+    (:func:`mesa_dilemmas.llm.specs.shares_schema` says for which providers), else the seat's
+    own (a self-hosted server enforces it as a grammar).  The answer is validated by the
+    seat's own spec either way.  ``schema_text``: native instructions repeat the schema as
+    text (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which)."""
     template = template_for(decision.kind, templates_dir)
-    shown = decision.shown if shared_schema else None
-    spec = decision.spec if shown is None else shown
+    shown = decision.shown
+    spec = decision.spec if shown is None else shown  # what the instructions describe
+    sent = spec if shared_schema else decision.spec  # the schema the request carries
     fields = _Fields(
         decision,
         obs=dict(decision.observation),
@@ -309,8 +312,9 @@ def render(
     else:
         reasoning_chars, limit = 0, answer_token_limit(spec, max_tokens)
     if mode == "native":
-        schema = native_schema(spec, reasoning, reasoning_chars)
-        instructions = native_instructions(spec, schema, schema_text)
+        schema = native_schema(sent, reasoning, reasoning_chars)
+        described = schema if sent is spec else native_schema(spec, reasoning, reasoning_chars)
+        instructions = native_instructions(spec, described, schema_text)
         example = ""
     elif shown is None:
         instructions = with_example(tags_instructions(spec, tag), spec, tag)

@@ -71,6 +71,7 @@ PRIVATE_KEYS = (
     "meeting_market",
     "briefing",
     "situation",
+    "own",
     "audit",
 )
 

@@ -146,11 +146,15 @@ class Observations:
         """The texts an LLM player's templates read (:mod:`.text`)."""
         hc = obs["port_health_coin_cost"]
         rules = self.rules_numbers()
+        persona = self.players[seat].persona
         return {
             "rules": text.rules_text(rules),
-            "identity": text.identity(obs, self.players[seat].persona, rules),
-            "briefing": text.briefing(obs, self.players[seat].persona, rules),
+            "identity": text.identity(obs, persona, rules),
+            "briefing": text.briefing(obs, persona, rules),
             "situation": text.situation(obs),
+            "common": text.common(persona, rules),
+            "public": text.public_round(obs),
+            "own": text.own_round(obs, persona, rules),
             "prices": text.prices_text(obs),
             "health_per_coin": "1" if hc == 1 else f"1/{hc}",
         }

@@ -12,10 +12,23 @@ rule players read the data, LLM players read the texts this module adds to it:
     order (for templates of one's own that want them in one piece);
 ``situation``
     this round's state as the player sees it: port health, coins, points, resources, this
-    round's prices, the accomplishments in hand, the goal, the events, the summary of last round carried forward and
-    this round's meeting summary.
+    round's prices, the accomplishments in hand, the goal, the events, the summary of last
+    round carried forward and this round's meeting summary.
 
-Both are pure functions of the observation and the persona, so a template set in a scenario's
+The bundled templates read the same information cut where players' prompts part ways, so a
+provider's prompt cache serves the longest start every seat of a phase shares:
+
+``common``
+    what every player reads alike all game: the rules, and what every player with a persona
+    of this kind is told (the SVO scale) -- the system prompt;
+``public``
+    this round as every player sees it alike (port health, events, last round's totals and
+    trades, everyone's points) -- then the template's task and answer format, alike too;
+``own``
+    last, the player's own part: role, persona, leadership notice, meeting notes, prices,
+    hand, goal, plan, coins and resources.
+
+All are pure functions of the observation and the persona, so a template set in a scenario's
 ``templates_dir`` can use them or ignore them and build its own text from ``obs[...]``.
 """
 
@@ -44,15 +57,25 @@ def cap(resource: str) -> str:
     return resource.capitalize()
 
 
-def persona_text(persona: Persona | None) -> str:
-    """A Port of Mars persona as second-person sentences (SVO, cultural group or trait set)."""
+def persona_scale(persona: Persona | None) -> str:
+    """What every player with a persona of this kind is told alike (the SVO scale), or ''."""
+    if persona is None or persona.svo_angle is None:
+        return ""
+    return part("personas")["svo_scale"]
+
+
+def persona_text(persona: Persona | None, scale: bool = True) -> str:
+    """A Port of Mars persona as second-person sentences (SVO, cultural group or trait set);
+    ``scale=False`` leaves out what :func:`persona_scale` tells every such player alike."""
     if persona is None:
         return ""
     texts = part("personas")
     parts: list[str] = []
     if persona.svo_angle is not None:
+        if scale:
+            parts.append(texts["svo_scale"])
         parts.append(
-            texts["svo"].format(
+            texts["svo_own"].format(
                 angle=f"{persona.svo_angle:g}", category=svo_category(persona.svo_angle)
             )
         )
@@ -102,11 +125,17 @@ def rules_text(rules: Mapping[str, Any]) -> str:
     return part("rules").format(two_events_below_minus=rules["two_events_below"] - 1, **rules)
 
 
-def identity(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
+def identity(
+    obs: Mapping[str, Any],
+    persona: Persona | None,
+    rules: Mapping[str, Any],
+    scale: bool = True,
+) -> str:
     """Who this player is, all game long: role and specialty, persona, what it is told about
-    leadership (this round's prices are in the :func:`situation`)."""
+    leadership (this round's prices are in the :func:`situation`); ``scale=False`` leaves out
+    what every player of the persona's kind is told alike (:func:`persona_scale`)."""
     out = [part("role").format(role=obs["role"], specialty=cap(obs["specialty"]))]
-    text = persona_text(persona)
+    text = persona_text(persona, scale)
     if text:
         out.append(text)
     lead = leadership_text(obs["leadership"], rules["leadership"])
@@ -118,6 +147,13 @@ def identity(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str
 def briefing(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
     """The rules, then who this player is."""
     return f"{rules_text(rules)}\n\n{identity(obs, persona, rules)}"
+
+
+def common(persona: Persona | None, rules: Mapping[str, Any]) -> str:
+    """What every player of the game reads alike, all game long: the rules, then what every
+    player with a persona of this kind is told (the SVO scale)."""
+    scale = persona_scale(persona)
+    return f"{rules_text(rules)}\n\n{scale}" if scale else rules_text(rules)
 
 
 def card_line(card: Mapping[str, Any]) -> str:
@@ -154,13 +190,82 @@ def last_round_text(obs: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def public_round(obs: Mapping[str, Any]) -> str:
+    """This round as every player sees it alike: port health, the events, what the round's
+    rules change, last round's totals and trades, the points of every role."""
+    points = ", ".join(f"{r} {n}" for r, n in obs["points_by_role"].items())
+    lines = [
+        f"Round {obs['round']}. Port health is {obs['port_health']}.",
+        events_text(obs),
+    ]
+    if not obs.get("markets_open", True):
+        lines.append("Trading is closed this round.")
+    last = obs.get("last_round")
+    if last:
+        trades = [t["text"] for t in last.get("trades") or []]
+        lines += [
+            f"Last round (round {last['round']}): the players put "
+            f"{last['port_health_coins_total']} coins into port health; completed "
+            f"accomplishments that harm the port took "
+            f"{last['port_health_lost_to_accomplishments']} port health; port health ended at "
+            f"{last['port_health_at_end']}.",
+            "Accepted trades: " + ("; ".join(trades) if trades else "none") + ".",
+        ]
+    lines.append(f"Points so far: {points}.")
+    return "\n".join(lines)
+
+
+def own_round(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[str, Any]) -> str:
+    """This player's own part: who it is (without what :func:`common` tells every player),
+    then its own view of the round (its meeting notes, what it put into port health last
+    round, its prices, hand, goal, plan, coins and resources)."""
+    lines = [identity(obs, persona, rules, scale=False), ""]
+    if obs.get("must_spend_all_on_port_health"):
+        lines.append("This round you must put all your coins into port health.")
+    last = obs.get("last_round")
+    if last:
+        mine = obs.get("port_health_coins_last_round")
+        lines.append(
+            f"Last round you put {mine if mine is not None else 0} coins into port health."
+        )
+        summary = (last.get("meeting_summaries") or {}).get(obs["role"])
+        if summary:
+            lines.append(f"Your notes from last round's meeting: {summary}")
+    if obs.get("meeting_summary"):
+        lines.append(f"Your notes from this round's meeting: {obs['meeting_summary']}")
+    lines.append(f"This round you can buy: {prices_text(obs)}. {buying_limits(obs)}")
+    lines += _holdings(obs)
+    return "\n".join(lines)
+
+
+def _holdings(obs: Mapping[str, Any]) -> list[str]:
+    """The lines the round's phases change: cards in hand, goal, plan, coins, resources."""
+    cards = obs["accomplishments"]
+    lines = [
+        "Your accomplishments in hand:" if cards else "You hold no accomplishments.",
+        *(card_line(c) for c in cards),
+    ]
+    if obs.get("goal"):
+        missing = bundle_text(obs.get("goal_missing") or {})
+        lines.append(f"Your goal: {obs['goal']} (still missing: {missing}).")
+    if obs.get("health_plan") is not None:
+        lines.append(f"Your plan: {obs['health_plan']} coins to port health this round.")
+    lines += [
+        f"You have {obs['coins']} coins and {obs['points']} points.",
+        f"Your resources: {bundle_text(obs['resources'])}.",
+    ]
+    if obs.get("audit"):
+        held = "; ".join(f"{r}: {bundle_text(v['resources'])}" for r, v in obs["audit"].items())
+        lines.append(f"Everyone's resources (audit): {held}.")
+    return lines
+
+
 def situation(obs: Mapping[str, Any]) -> str:
     """This round's state as the player sees it: first what stays the same all round (port
     health, the events, last round, the meeting's notes, this round's prices), then what the
     round's phases change (points, cards, goal, plan, coins, resources) -- so a prompt later in
     the round starts as the player's earlier ones did (a provider's prompt cache)."""
     points = ", ".join(f"{r} {n}" for r, n in obs["points_by_role"].items())
-    cards = obs["accomplishments"]
     lines = [
         f"Round {obs['round']}. Port health is {obs['port_health']}.",
         events_text(obs),
@@ -177,21 +282,8 @@ def situation(obs: Mapping[str, Any]) -> str:
     lines += [
         f"This round you can buy: {prices_text(obs)}. {buying_limits(obs)}",
         f"Points so far: {points}.",
-        "Your accomplishments in hand:" if cards else "You hold no accomplishments.",
-        *(card_line(c) for c in cards),
+        *_holdings(obs),
     ]
-    if obs.get("goal"):
-        missing = bundle_text(obs.get("goal_missing") or {})
-        lines.append(f"Your goal: {obs['goal']} (still missing: {missing}).")
-    if obs.get("health_plan") is not None:
-        lines.append(f"Your plan: {obs['health_plan']} coins to port health this round.")
-    lines += [
-        f"You have {obs['coins']} coins and {obs['points']} points.",
-        f"Your resources: {bundle_text(obs['resources'])}.",
-    ]
-    if obs.get("audit"):
-        held = "; ".join(f"{r}: {bundle_text(v['resources'])}" for r, v in obs["audit"].items())
-        lines.append(f"Everyone's resources (audit): {held}.")
     return "\n".join(lines)
 
 
