@@ -3,6 +3,7 @@ policy standing in for the model (the real local model runs in tests/test_fisher
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -352,19 +353,26 @@ def test_govsim_preset_dynamics():
 
 
 def test_one_punish_schema_serves_the_round_and_naming_oneself_is_asked_again():
-    """Every villager of a round gets the same answer schema (all ids and "none"), so that it
-    can open a cached prompt; the allowed options still exclude the villager itself, and an
+    """Every villager of a round gets the same answer schema (all ids and "none") where the
+    provider reads the schema first, so that it can open a cached prompt, and the same answer
+    format in words from every provider; the allowed options still exclude the villager
+    itself (the seat's own schema, a self-hosted server's grammar, excludes it too), and an
     answer naming itself is invalid (the broker asks again), never a punishment of oneself."""
     model, scripts = lake()
     model.step()
     asked = [(s, d) for s in scripts for d in s.asked if d.kind == "fishery.punish"]
     assert len(asked) == 4
-    schemas = {str(d.spec.json_schema()) for _, d in asked}
+    sent = [render(d, mode="native", shared_schema=True) for _, d in asked]
+    schemas = {json.dumps(p.schema) for p in sent}
     assert len(schemas) == 1
     everyone = {str(v.unique_id) for v in model.villagers} | {"none"}
-    for s, d in asked:
+    for (s, d), p in zip(asked, sent, strict=True):
         me = str(s.agent.unique_id)
-        assert set(d.spec.json_schema()["enum"]) == everyone
+        assert set(p.schema["properties"]["answer"]["enum"]) == everyone
+        assert d.spec.json_schema()["enum"] == list(d.spec.options)  # the seat's own
+        own = render(d, mode="native").user
+        assert set(d.shown.options) == everyone and d.shown.describe() in own
+        assert f"You are villager {me}" in own and "you cannot punish yourself" in own
         assert me not in d.spec.options
         with pytest.raises(InvalidAnswer):
             d.spec.validate(me)

@@ -79,22 +79,16 @@ class NumberSpec(AnswerSpec):
 
 @dataclass(frozen=True)
 class ChoiceSpec(AnswerSpec):
-    """Exactly one of ``options`` (strings; ids, labels, card names, 'C'/'D').
-
-    ``schema_options``, when given, is a superset of ``options`` that the answer schema lists
-    instead: one schema for every seat of a phase whose allowed options differ by seat (a
-    villager may punish anyone but itself), so that a provider can serve the schema -- the
-    start of the prompt -- from its cache.  An answer outside ``options`` is still invalid
-    and asked again."""
+    """Exactly one of ``options`` (strings; ids, labels, card names, 'C'/'D').  A phase whose
+    options differ by seat (a villager may punish anyone but itself) shows every seat one
+    wider spec (``Decision.shown``); an answer outside the seat's ``options`` is invalid and
+    asked again."""
 
     options: tuple[str, ...]
-    schema_options: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.options:
             raise ValueError("ChoiceSpec needs at least one option")
-        if self.schema_options is not None and not set(self.options) <= set(self.schema_options):
-            raise ValueError("ChoiceSpec: schema_options must include every option")
 
     def validate(self, answer: Any) -> str:
         text = str(answer).strip()
@@ -110,7 +104,7 @@ class ChoiceSpec(AnswerSpec):
         return "exactly one of: " + ", ".join(self.options)
 
     def json_schema(self) -> dict[str, Any]:
-        return {"type": "string", "enum": list(self.schema_options or self.options)}
+        return {"type": "string", "enum": list(self.options)}
 
 
 @dataclass(frozen=True)

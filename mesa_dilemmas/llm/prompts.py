@@ -282,14 +282,16 @@ def render(
 ) -> Prompt:
     """The prompt for one decision in the given answer mode.  A decision whose phase shares one
     spec across seats (``Decision.shown``) is described in the instructions by that spec, the
-    same words for every seat, with this seat's own example at the end; ``shared_schema``:
-    the request's schema is that shared one too
-    (:func:`mesa_dilemmas.llm.specs.shares_schema` says for which providers), else the seat's
-    own (a self-hosted server enforces it as a grammar).  The answer is validated by the
-    seat's own spec either way.  ``schema_text``: native instructions repeat the schema as
-    text (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which)."""
+    same words for every seat, with this seat's own example at the end, wherever the request
+    carries a schema: ``shared_schema``, the request's schema is that shared one too
+    (:func:`mesa_dilemmas.llm.specs.shares_schema` says for which providers); else, in native
+    mode, the seat's own, which the embedded model and a self-hosted server enforce as a
+    grammar.  In tags mode without a shared schema the words are all the model has, so they
+    describe the seat's own spec.  The answer is validated by the seat's own spec either way.
+    ``schema_text``: native instructions repeat the schema as text
+    (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which)."""
     template = template_for(decision.kind, templates_dir)
-    shown = decision.shown
+    shown = decision.shown if shared_schema or mode == "native" else None
     spec = decision.spec if shown is None else shown  # what the instructions describe
     sent = spec if shared_schema else decision.spec  # the schema the request carries
     fields = _Fields(
