@@ -190,16 +190,19 @@ def last_round_text(obs: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _round_head(obs: Mapping[str, Any]) -> list[str]:
+    """The round, port health, the events and whether trading is open."""
+    lines = [f"Round {obs['round']}. Port health is {obs['port_health']}.", events_text(obs)]
+    if not obs.get("markets_open", True):
+        lines.append("Trading is closed this round.")
+    return lines
+
+
 def public_round(obs: Mapping[str, Any]) -> str:
     """This round as every player sees it alike: port health, the events, what the round's
     rules change, last round's totals and trades, the points of every role."""
     points = ", ".join(f"{r} {n}" for r, n in obs["points_by_role"].items())
-    lines = [
-        f"Round {obs['round']}. Port health is {obs['port_health']}.",
-        events_text(obs),
-    ]
-    if not obs.get("markets_open", True):
-        lines.append("Trading is closed this round.")
+    lines = _round_head(obs)
     last = obs.get("last_round")
     if last:
         trades = [t["text"] for t in last.get("trades") or []]
@@ -266,12 +269,7 @@ def situation(obs: Mapping[str, Any]) -> str:
     round's phases change (points, cards, goal, plan, coins, resources) -- so a prompt later in
     the round starts as the player's earlier ones did (a provider's prompt cache)."""
     points = ", ".join(f"{r} {n}" for r, n in obs["points_by_role"].items())
-    lines = [
-        f"Round {obs['round']}. Port health is {obs['port_health']}.",
-        events_text(obs),
-    ]
-    if not obs.get("markets_open", True):
-        lines.append("Trading is closed this round.")
+    lines = _round_head(obs)
     if obs.get("must_spend_all_on_port_health"):
         lines.append("This round you must put all your coins into port health.")
     last = last_round_text(obs)
