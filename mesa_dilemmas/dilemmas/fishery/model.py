@@ -693,7 +693,9 @@ class FisheryModel(DilemmaModel):
         ]
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions = []
-        everyone = (*ids, NO_ONE)
+        # one answer format, and for providers that read the schema first one schema, for
+        # every villager of the round (each may not name itself)
+        everyone = ChoiceSpec((*ids, NO_ONE))
         for i, v in enumerate(living):
             peer = living[picks[i] + (picks[i] >= i)]  # uniform over the others
             options = ids[:i] + ids[i + 1 :] + (NO_ONE,)
@@ -714,9 +716,7 @@ class FisheryModel(DilemmaModel):
                     v,
                     self.round,
                     fallback=NO_ONE,
-                    # one answer format, and for providers that read the schema first one
-                    # schema, for every villager of the round (each may not name itself)
-                    shown=ChoiceSpec(everyone),
+                    shown=everyone,
                 )
             )
         for v, target in zip(living, self.ask_all(decisions), strict=True):

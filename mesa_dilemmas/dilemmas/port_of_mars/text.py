@@ -170,23 +170,36 @@ def events_text(obs: Mapping[str, Any]) -> str:
     )
 
 
+def _last_round_totals(last: Mapping[str, Any], mine: int | None = None) -> list[str]:
+    """Last round as every player saw it (with ``mine``, this player's port-health coins)."""
+    you = "" if mine is None else f" (you: {mine})"
+    trades = [t["text"] for t in last.get("trades") or []]
+    return [
+        f"Last round (round {last['round']}): the players put {last['port_health_coins_total']} "
+        f"coins into port health{you}; completed accomplishments that harm the port took "
+        f"{last['port_health_lost_to_accomplishments']} port health; port health ended at "
+        f"{last['port_health_at_end']}.",
+        "Accepted trades: " + ("; ".join(trades) if trades else "none") + ".",
+    ]
+
+
+def _last_round_notes(obs: Mapping[str, Any], last: Mapping[str, Any]) -> list[str]:
+    """This player's notes from last round's meeting (none when there were none)."""
+    summary = (last.get("meeting_summaries") or {}).get(obs["role"])
+    return [f"Your notes from last round's meeting: {summary}"] if summary else []
+
+
+def _coins_last_round(obs: Mapping[str, Any]) -> int:
+    mine = obs.get("port_health_coins_last_round")
+    return mine if mine is not None else 0
+
+
 def last_round_text(obs: Mapping[str, Any]) -> str:
     """The summary of last round carried forward (never the meeting transcript)."""
     last = obs.get("last_round")
     if not last:
         return ""
-    mine = obs.get("port_health_coins_last_round")
-    lines = [
-        f"Last round (round {last['round']}): the players put {last['port_health_coins_total']} "
-        f"coins into port health (you: {mine if mine is not None else 0}); completed "
-        f"accomplishments that harm the port took {last['port_health_lost_to_accomplishments']} "
-        f"port health; port health ended at {last['port_health_at_end']}."
-    ]
-    trades = [t["text"] for t in last.get("trades") or []]
-    lines.append("Accepted trades: " + ("; ".join(trades) if trades else "none") + ".")
-    summary = (last.get("meeting_summaries") or {}).get(obs["role"])
-    if summary:
-        lines.append(f"Your notes from last round's meeting: {summary}")
+    lines = _last_round_totals(last, _coins_last_round(obs)) + _last_round_notes(obs, last)
     return "\n".join(lines)
 
 
@@ -205,15 +218,7 @@ def public_round(obs: Mapping[str, Any]) -> str:
     lines = _round_head(obs)
     last = obs.get("last_round")
     if last:
-        trades = [t["text"] for t in last.get("trades") or []]
-        lines += [
-            f"Last round (round {last['round']}): the players put "
-            f"{last['port_health_coins_total']} coins into port health; completed "
-            f"accomplishments that harm the port took "
-            f"{last['port_health_lost_to_accomplishments']} port health; port health ended at "
-            f"{last['port_health_at_end']}.",
-            "Accepted trades: " + ("; ".join(trades) if trades else "none") + ".",
-        ]
+        lines += _last_round_totals(last)
     lines.append(f"Points so far: {points}.")
     return "\n".join(lines)
 
@@ -227,13 +232,8 @@ def own_round(obs: Mapping[str, Any], persona: Persona | None, rules: Mapping[st
         lines.append("This round you must put all your coins into port health.")
     last = obs.get("last_round")
     if last:
-        mine = obs.get("port_health_coins_last_round")
-        lines.append(
-            f"Last round you put {mine if mine is not None else 0} coins into port health."
-        )
-        summary = (last.get("meeting_summaries") or {}).get(obs["role"])
-        if summary:
-            lines.append(f"Your notes from last round's meeting: {summary}")
+        lines.append(f"Last round you put {_coins_last_round(obs)} coins into port health.")
+        lines += _last_round_notes(obs, last)
     if obs.get("meeting_summary"):
         lines.append(f"Your notes from this round's meeting: {obs['meeting_summary']}")
     lines.append(f"This round you can buy: {prices_text(obs)}. {buying_limits(obs)}")
