@@ -19,7 +19,22 @@ from typing import Literal
 import pandas as pd
 
 Mode = Literal["tiny", "quick", "full"]
-Status = Literal["reproduced", "partly", "not reproduced", "not run"]
+#: reproduced: the paper's direction, significant at its alpha over the paper's range;
+#: not reproduced: significant the other way, or a null where the paper reports an effect
+#: (with the test's power at the paper's effect size); inconclusive: underpowered (the power
+#: and the replications that would be needed); by construction: the rule players were written
+#: or tuned to show it (never counted as reproduced); not testable: the claim cannot fail at
+#: this point (a ceiling, a tie at a cap); not run: not run here.
+#: "partly" is the older word for a right sign without significance (being replaced).
+Status = Literal[
+    "reproduced",
+    "not reproduced",
+    "inconclusive",
+    "by construction",
+    "not testable",
+    "not run",
+    "partly",
+]
 
 
 @dataclass(frozen=True)
