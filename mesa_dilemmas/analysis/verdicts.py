@@ -77,6 +77,9 @@ class Claim:
     finding: str = ""
     #: why the claim may not reproduce, with the evidence; printed when it is not reproduced
     note: str = ""
+    #: the parameters or rules of the players that encode this finding (written or tuned to
+    #: show it): non-empty makes the verdict "by construction", never "reproduced"
+    by_construction: Sequence[str] = ()
 
     @property
     def key(self) -> str:
