@@ -52,6 +52,16 @@ class Outcome:
     run_dir: Path | None
     #: the paper's number or finding beside ours (claims run on the authors' published sets)
     paper: str = ""
+    #: the verdict on each of the report's k seed streams (the first is ``verdict``'s)
+    streams: list[Verdict] = field(default_factory=list)
+
+    @property
+    def agreement(self) -> str:
+        """In how many of the k streams the held-out verdict holds (``3/5``; "" for one)."""
+        if len(self.streams) < 2:
+            return ""
+        same = sum(v.status == self.verdict.status for v in self.streams)
+        return f"{same}/{len(self.streams)}"
 
 
 @dataclass
@@ -68,6 +78,10 @@ class Report:
     intro: list[str] = field(default_factory=list)
     #: claims about LLM players, not run here, each with the estimate of one run (or why none)
     llm: list[tuple[LLMClaim, str]] = field(default_factory=list)
+    #: the independent seed streams every judged claim ran on (1..k)
+    streams: int = 1
+    #: lines on the published strategies (flagged and fell back, per model)
+    flagged: list[str] = field(default_factory=list)
 
 
 def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]:
@@ -202,6 +216,72 @@ def finished_run(run_dir: Path, scenario: str, mode: Mode) -> float | None:
     return float(saved.get("wall_time_s", 0.0))
 
 
+#: the report's seed streams per mode (``reproduce --streams K`` overrides)
+STREAMS: dict[str, int] = {"tiny": 2, "quick": 3, "full": 5}
+
+
+def stream_dir(out: Path, key: str, stream: int) -> Path:
+    """Where stream ``stream`` of an experiment runs: the first in ``runs/KEY`` (its figures
+    are the report's), the others in ``runs/streams/KEY-sN``."""
+    return out / "runs" / key if stream == 1 else out / "runs" / "streams" / f"{key}-s{stream}"
+
+
+def stream_overrides(exp: Experiment, overrides: Sequence[str], stream: int) -> list[str]:
+    """The experiment's overrides with the seed of seed stream ``stream`` of its scenario."""
+    from mesa_dilemmas.scenarios.batch import stream_seed
+    from mesa_dilemmas.scenarios.claim_points import scenario_seed
+
+    base = scenario_seed(exp.scenario, [o for o in overrides if o.startswith("seed=")])
+    return [*overrides, f"seed={stream_seed(base, stream)}"]
+
+
+def _run_one(
+    exp: Experiment,
+    run_dir: Path,
+    overrides: list[str],
+    mode: Mode,
+    processes: int,
+    progress: bool,
+    report: Report,
+    label: str,
+) -> float | None:
+    """Run (or reuse) one stream of an experiment; its wall time, None when reused."""
+    from mesa_dilemmas.scenarios.runner import run_scenario
+
+    finished = finished_run(run_dir, exp.scenario, mode)
+    if finished is not None:  # --resume: this run finished in an earlier invocation
+        if progress:
+            print(f"reproduce: {label} finished earlier ({finished:.0f} s), reused", flush=True)
+        report.reused.append(label)
+        return finished
+    started = time.perf_counter()
+    if progress:
+        print(f"reproduce: {label} ({exp.scenario} {' '.join(overrides)})", flush=True)
+    run_scenario(
+        exp.scenario,
+        out_dir=None if run_dir.exists() else run_dir,
+        resume=run_dir if run_dir.exists() else None,
+        overrides=overrides,
+        progress=False,
+        processes=processes,
+    )
+    return time.perf_counter() - started
+
+
+def judge(claim: Claim, run_dir: Path) -> Verdict:
+    """A claim's verdict on one run: its judge's, made "by construction" when the claim names
+    the parameters that encode it (never counted as reproduced); a judge that raises is
+    reported as not run, with why."""
+    from mesa_dilemmas.analysis.verdicts import apply_construction
+
+    try:
+        with expected_constant_input():
+            verdict = claim.judge(run_dir)
+    except Exception as exc:  # noqa: BLE001 - a claim that cannot be judged is reported, not fatal
+        return Verdict(f"could not be evaluated: {type(exc).__name__}: {exc}", "-", "not run")
+    return apply_construction(claim, verdict)
+
+
 def run_experiments(
     experiments: Sequence[Experiment],
     claims: Sequence[Claim],
@@ -212,42 +292,42 @@ def run_experiments(
     sections: Sequence[SectionFn] = (),
     tolerate: bool = False,
     robustness: bool = False,
+    streams: int = 1,
 ) -> Report:
-    """Run every experiment some claim needs, then judge every claim, then add the games'
-    extra sections (a game's robustness check, say).  With ``tolerate`` an experiment that
-    stops (a strategy set whose strategies all fail, say) is reported with its one-line reason
-    and the others still run."""
+    """Run every experiment some claim needs on ``streams`` independent seed streams (stream
+    s of a scenario: :func:`~mesa_dilemmas.scenarios.batch.stream_seed`, never the seeds a
+    calibration or the docs use), judge every claim on each (the first stream's verdict is
+    the held-out verdict; the others say how often it holds), then add the games' extra
+    sections (a game's robustness check, say).  With ``tolerate`` an experiment that stops (a
+    strategy set whose strategies all fail, say) is reported with its one-line reason and the
+    others still run."""
     from mesa_dilemmas.scenarios.config import ConfigError
-    from mesa_dilemmas.scenarios.runner import run_scenario
 
-    report = Report(mode)
+    report = Report(mode, streams=streams)
     needed = {c.experiment for c in claims}
+    stream_runs: dict[str, list[Path]] = {}
     for exp in experiments:
         if exp.key not in needed:
             continue
-        run_dir = out / "runs" / exp.key
         overrides = exp.overrides(mode)
-        finished = finished_run(run_dir, exp.scenario, mode)
-        if finished is not None:  # --resume: this experiment finished in an earlier invocation
-            if progress:
-                print(
-                    f"reproduce: {exp.key} finished earlier ({finished:.0f} s), reused", flush=True
-                )
-            report.runs[exp.key] = (run_dir, overrides, finished)
-            report.reused.append(exp.key)
-            continue
-        started = time.perf_counter()
-        if progress:
-            print(f"reproduce: {exp.key} ({exp.scenario} {' '.join(overrides)})", flush=True)
+        dirs: list[Path] = []
+        wall = 0.0
         try:
-            run_scenario(
-                exp.scenario,
-                out_dir=None if run_dir.exists() else run_dir,
-                resume=run_dir if run_dir.exists() else None,
-                overrides=overrides,
-                progress=False,
-                processes=processes,
-            )
+            for stream in range(1, streams + 1):
+                run_dir = stream_dir(out, exp.key, stream)
+                label = exp.key if stream == 1 else f"{exp.key} stream {stream}"
+                took = _run_one(
+                    exp,
+                    run_dir,
+                    stream_overrides(exp, overrides, stream),
+                    mode,
+                    processes,
+                    progress,
+                    report,
+                    label,
+                )
+                wall += took or 0.0
+                dirs.append(run_dir)
         except (ConfigError, ValueError) as exc:
             if not tolerate:
                 raise
@@ -255,22 +335,21 @@ def run_experiments(
             if progress:
                 print(f"reproduce: {exp.key} stopped: {report.failed[exp.key]}", flush=True)
             continue
-        report.runs[exp.key] = (run_dir, overrides, time.perf_counter() - started)
+        report.runs[exp.key] = (dirs[0], overrides, wall)
+        stream_runs[exp.key] = dirs
     for claim in claims:
         run = report.runs.get(claim.experiment)
         if run is None:
             why = report.failed.get(claim.experiment)
-            verdict = Verdict(f"stopped: {why}" if why else "-", "-", "not run")
+            verdict = (
+                Verdict(claim.note or "-", "not judged", "not run")
+                if not claim.experiment
+                else Verdict(f"stopped: {why}" if why else "-", "-", "not run")
+            )
             report.outcomes.append(Outcome(claim, verdict, None))
             continue
-        try:
-            with expected_constant_input():
-                verdict = claim.judge(run[0])
-        except Exception as exc:  # noqa: BLE001 - a claim that cannot be judged is reported, not fatal
-            verdict = Verdict(
-                f"could not be evaluated: {type(exc).__name__}: {exc}", "-", "not run"
-            )
-        report.outcomes.append(Outcome(claim, verdict, run[0]))
+        verdicts = [judge(claim, d) for d in stream_runs[claim.experiment]]
+        report.outcomes.append(Outcome(claim, verdicts[0], run[0], streams=verdicts))
     made = []
     for make in sections:
         with expected_constant_input():
@@ -324,6 +403,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         "",
         _mode_note(report.mode),
         "",
+        *_streams_note(report),
         "Verdicts: " + ", ".join(f"**{k}** {v}" for k, v in sorted(counts.items())) + ".",
         "",
         "Claims are the papers' findings in our words, with the section or figure they come from.",
@@ -349,19 +429,27 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         if not outcomes:
             continue
         beside = any(o.paper for o in outcomes)
+        several = report.streams > 1
         lines += [
             f"## Paper {paper}" + (f": {title}" if title else ""),
             "",
-            "| where | claim | " + ("paper | " if beside else "") + "ours | test | verdict |",
-            "|---|---|---|---|---|" + ("---|" if beside else ""),
+            "| where | claim | "
+            + ("paper | " if beside else "")
+            + "ours | test | verdict |"
+            + (f" streams agreeing (of {report.streams}) |" if several else ""),
+            "|---|---|---|---|---|" + ("---|" if beside else "") + ("---|" if several else ""),
         ]
         for o in outcomes:
             v = o.verdict
             ours = v.ours + (f" ({v.uncertainty})" if v.uncertainty else "")
             said = f"{o.paper or '-'} | " if beside else ""
+            status = f"**{v.status}**" + (
+                f" (as judged: {v.judged})" if v.status == "by construction" and v.judged else ""
+            )
+            agree = f" {o.agreement or '-'} |" if several else ""
             lines.append(
                 f"| {o.claim.where} | {o.claim.statement} | {said}{ours} | {v.test} | "
-                f"**{v.status}** |"
+                f"{status} |{agree}"
             )
         lines.append("")
         if llm:
@@ -375,6 +463,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
             lines.append("")
     for section in report.sections:
         lines += section.lines
+    lines += report.flagged
     lines += _notes_section(report)
     lines += ["## Runs", "", "| experiment | sizes | wall time | figures |", "|---|---|---|---|"]
     for key, (_run_dir, overrides, wall) in report.runs.items():
@@ -390,6 +479,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         json.dumps(
             {
                 "mode": report.mode,
+                "streams": report.streams,
                 "claims": [
                     {
                         "paper": o.claim.paper,
@@ -400,6 +490,13 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
                         "uncertainty": o.verdict.uncertainty,
                         "test": o.verdict.test,
                         "status": o.verdict.status,
+                        **({"judged": o.verdict.judged} if o.verdict.judged else {}),
+                        **(
+                            {"by_construction": list(o.claim.by_construction)}
+                            if o.claim.by_construction
+                            else {}
+                        ),
+                        "streams": [v.status for v in o.streams],
                         **({"paper_value": o.paper} if o.paper else {}),
                     }
                     for o in report.outcomes
@@ -446,16 +543,40 @@ def _total_wall(report: Report) -> float:
 
 
 def _notes_section(report: Report) -> list[str]:
-    """The explanation kept with each claim that did not fully reproduce."""
-    notes = [o for o in report.outcomes if o.claim.note and o.verdict.status != "reproduced"]
+    """Why each claim that was not reproduced came out as it did (its ``note``), and the
+    parameters that encode each claim decided by construction."""
+    notes = [
+        o
+        for o in report.outcomes
+        if o.verdict.status not in ("reproduced", "not run") and o.claim.experiment
+    ]
     if not notes:
         return []
-    lines = ["## Where a claim does not (fully) reproduce, and why", ""]
+    lines = ["## Where a claim is not reproduced, and why", ""]
     for o in notes:
-        lines += [
-            f"- **{o.claim.where}, {o.claim.statement}** ({o.verdict.status}): {o.claim.note}"
-        ]
+        why = o.claim.note or "no explanation recorded yet."
+        if o.verdict.status == "by construction":
+            why = (
+                "the rule players encode it ("
+                + "; ".join(o.claim.by_construction)
+                + "), so it is not evidence for the paper's finding"
+                + (f"; {o.claim.note}" if o.claim.note else ".")
+            )
+        lines += [f"- **{o.claim.where}, {o.claim.statement}** ({o.verdict.status}): {why}"]
     return [*lines, ""]
+
+
+def _streams_note(report: Report) -> list[str]:
+    if report.streams < 2:
+        return []
+    return [
+        f"Every judged claim ran on {report.streams} independent seed streams (stream s of a "
+        "scenario runs on the seed `SeedSequence((scenario seed, s))` draws, never the seeds "
+        "a calibration or the docs use). The verdict shown is stream 1's, held out from the "
+        "calibration; the last column says on how many of the streams the same verdict came "
+        "out.",
+        "",
+    ]
 
 
 def _mode_note(mode: Mode) -> str:
@@ -603,6 +724,15 @@ def published_plan(
     for g in games:
         pub = g.claim
         for model in g.models:
+            name = MODEL_NAMES.get(model, model)
+            stated = pub.claims_for(model)
+            if not stated:  # the paper says nothing specific of this model here: not judged
+                statement = f"{pub.statement}: {name}"
+                claims.append(
+                    Claim("002", pub.where, statement, "", _not_judged, note=pub.unstated(model))
+                )
+                paper[("", statement)] = "-"
+                continue
             sets = [
                 f"options.collective_set='{g.set_ref(model, 'collective')}'",
                 f"options.exploitative_set='{g.set_ref(model, 'exploitative')}'",
@@ -618,9 +748,10 @@ def published_plan(
                     full=[*sets, *sizes["full"]],
                 )
             )
-            statement = f"{pub.statement}: {MODEL_NAMES.get(model, model)}"
-            claims.append(Claim("002", pub.where, statement, key, pub.judge))
-            paper[(key, statement)] = pub.paper_for(model)
+            for said in stated:
+                statement = f"{pub.statement}: {name}: {said.said}"
+                claims.append(Claim("002", pub.where, statement, key, said.judge))
+                paper[(key, statement)] = said.said
         if not g.models:
             continue
         refs = [g.set_ref(m, a) for m in g.models for a in ("collective", "exploitative")]
@@ -647,6 +778,47 @@ def published_plan(
             "" if set(g.models) <= set(MODEL_NAMES) else " (with the paper's six models)"
         )
     return experiments, claims, paper
+
+
+def _not_judged(run_dir: Path) -> Verdict:  # never called: the claim names no experiment
+    return Verdict("-", "not judged", "not run")
+
+
+def flagged_lines(report: Report, games: Sequence[PublishedGame]) -> list[str]:
+    """Per game and model: how many of its published strategies the sandbox flagged in the
+    self-play run (each flagged strategy played D in the rounds it failed: the fallback)."""
+    from mesa_dilemmas.dilemmas.binary.paper002 import MODEL_NAMES
+
+    rows = []
+    for g in games:
+        for model in g.models:
+            run = report.runs.get(f"{g.game}-{model}-self_play")
+            summary_path = None if run is None else run[0] / "summary.json"
+            if summary_path is None or not summary_path.is_file():
+                continue
+            summary = json.loads(summary_path.read_text())
+            total = sum(int(s.get("size", 0)) for s in summary.get("sets", {}).values())
+            flagged = summary.get("flagged_strategies", {})
+            matches = sum(int(f.get("matches", 0)) for f in flagged.values())
+            first = next(iter(flagged.values()), {}).get("reason", "")
+            rows.append(
+                f"| {g.game} | {MODEL_NAMES.get(model, model)} | {len(flagged)} of {total} | "
+                f"{matches:,} | {' '.join(str(first).split())[:120] or '-'} |"
+            )
+    if not rows:
+        return []
+    return [
+        "## Published strategies the sandbox flagged",
+        "",
+        "Per model, in its self-play run: the strategies that misbehaved at least once (an "
+        "error, a timeout, an answer that is not C or D) and so fell back to D in the rounds "
+        "they failed.",
+        "",
+        "| game | model | strategies flagged | matches with a fallback | first reason |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
 
 
 def behaviour_section(games: Sequence[PublishedGame], source: Path) -> SectionFn:
@@ -731,6 +903,7 @@ def reproduce_published(
     progress: bool,
     only: set[str],
     games: list[PublishedGame] | None = None,
+    streams: int = 1,
 ) -> Report:
     """Paper 002's claims (Figs. 2-4 per model, Table 2 per game, Table 1 and Fig. 1) on the
     authors' published strategy sets at ``strategies`` (``games``: as found there already)."""
@@ -754,9 +927,11 @@ def reproduce_published(
         processes=processes,
         sections=[behaviour_section(games, strategies)],
         tolerate=True,
+        streams=streams,
     )
     for o in report.outcomes:
         o.paper = paper.get((o.claim.experiment, o.claim.statement), "")
+    report.flagged = flagged_lines(report, games)
     listed = "; ".join(
         f"{g.game}: {', '.join(MODEL_NAMES.get(m, m) for m in g.models) or 'none'}"
         + (
@@ -768,8 +943,10 @@ def reproduce_published(
     )
     report.intro = [
         f"Paper 002's claims run on the authors' published strategy sets in `{strategies}`, one",
-        f"model at a time (models by game: {listed}). The paper's value stands beside ours;",
-        "where the paper shows a figure only, its finding is given in our words.",
+        f"model at a time (models by game: {listed}). What the paper says of each model",
+        "stands beside ours, in our words, and is judged as it says it (a model it calls flat by",
+        "an equivalence test, its named exception as the exception); a model it says nothing",
+        "specific about in a game is listed and not judged.",
     ]
     return report
 
@@ -812,6 +989,13 @@ def cmd_reproduce(args: object) -> int:
         raise ConfigError(f"--processes: must be between 1 and {cores} (this machine's cores)")
     only = set(args.only or [])  # type: ignore[attr-defined]
     strategies = getattr(args, "strategies", None)
+    from mesa_dilemmas.scenarios.batch import REPORT_STREAMS
+
+    streams = getattr(args, "streams", None)
+    if streams is None:
+        streams = 1 if strategies is not None else STREAMS[mode]
+    if not 1 <= streams <= len(REPORT_STREAMS):
+        raise ConfigError(f"--streams: must be between 1 and {len(REPORT_STREAMS)}")
     if strategies is not None:
         games = published_games(Path(strategies), only)  # checked before anything is written
         claims: list[Claim] = []
@@ -833,6 +1017,7 @@ def cmd_reproduce(args: object) -> int:
             progress=not args.no_progress,  # type: ignore[attr-defined]
             only=only,
             games=games,
+            streams=streams,
         )
     else:
         report = run_experiments(
@@ -844,6 +1029,7 @@ def cmd_reproduce(args: object) -> int:
             processes=args.processes,  # type: ignore[attr-defined]
             sections=SECTIONS,
             robustness=True,
+            streams=streams,
         )
         llm_claims, _ = registered_extras()
         report.llm = estimate_llm_claims(
@@ -900,6 +1086,14 @@ def register(sub: object) -> None:
         help="paper 002's claims on the authors' published strategy files instead: their "
         "strategies/ folder (or a checkout of their repository, one game's folder, one file); "
         "self-play per model, cultural evolution and the behavioural analysis per game",
+    )
+    p.add_argument(
+        "--streams",
+        type=int,
+        default=None,
+        metavar="K",
+        help="run every judged claim on K independent seed streams and say in how many its "
+        "verdict holds (default: 2 tiny, 3 quick, 5 full; 1 with --strategies)",
     )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_reproduce)

@@ -16,7 +16,8 @@ from mesa_dilemmas.cli import main
 from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery import claims as fishery_claims
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
-from mesa_dilemmas.scenarios.claim_points import registered, select
+from mesa_dilemmas.scenarios.batch import CALIBRATION_STREAM
+from mesa_dilemmas.scenarios.claim_points import registered, select, stream_override
 from mesa_dilemmas.scenarios.robustness import Robustness, lines, neighbourhood
 from mesa_dilemmas.scenarios.runner import run_scenario
 
@@ -37,13 +38,16 @@ def test_a_claim_calibration_maximises_the_reports_own_z(tmp_path) -> None:
     fields = params_model(FisheryModel).model_fields
     defaults = {k: fields[k].default for k in ("catchability", "consumption")}
     assert rows[0]["params"] == defaults  # trial 0: the scenario's own point
-    # trial 0's z are what the claims' judges say of the same experiments run directly
+    # trial 0's z are what the claims' judges say of the same experiments run directly on
+    # the calibration's seed stream (held out from the report's)
     by_key = {c.key: c for c in fishery_claims.CLAIMS}
     experiments = {e.key: e for e in fishery_claims.EXPERIMENTS}
     for key in ("shock_stock", "altruism_harsh"):
         exp = experiments[by_key[key].experiment]
+        overrides = exp.overrides("tiny")
+        overrides.append(stream_override(exp.scenario, overrides, CALIBRATION_STREAM))
         run = run_scenario(
-            exp.scenario, out_dir=tmp_path / key, overrides=exp.overrides("tiny"), progress=False
+            exp.scenario, out_dir=tmp_path / key, overrides=overrides, progress=False
         )
         assert rows[0]["metrics"][key] == pytest.approx(by_key[key].judge(run.out_dir).z)
         assert rows[0]["status"][key] == by_key[key].judge(run.out_dir).status

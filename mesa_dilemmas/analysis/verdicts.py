@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -61,8 +61,11 @@ class Verdict:
     uncertainty: str = ""
     #: the claim's effect standardised (an effect over its standard error), signed so that > 0
     #: is the paper's direction; what ``mesa-dilemmas calibrate`` maximises for a claim target
-    #: and the robustness check reads (None: the judge gives no such number)
+    #: and the robustness check reads (None: the judge gives no such number, or the claim
+    #: cannot fail here: "not testable")
     z: float | None = None
+    #: the verdict the judge reached before the report applied ``Claim.by_construction``
+    judged: Status | None = None
 
 
 @dataclass(frozen=True)
@@ -167,11 +170,163 @@ def paired_z(d: Sequence[float]) -> float:
     return diff / se if se > 0 else math.copysign(10.0, diff) if diff else 0.0
 
 
-def direction(effect: float, p: float, *, alpha: float = 0.05, expected_sign: int = 1) -> Status:
-    """Reproduced when the effect has the expected sign and is significant; partly when the
-    sign is right but the test is not significant; not reproduced otherwise."""
-    if not math.isfinite(effect) or effect == 0:
+#: the significance level of every judge (the papers' own, where they state one: 0.05)
+ALPHA = 0.05
+#: a test with at least this power at the paper's effect size that finds no effect counts as
+#: evidence against the paper (a null that "not reproduced" may rest on); below it, inconclusive
+POWER = 0.8
+#: where a paper states an effect without a number (its figure only), the effect size the power
+#: is computed at: Cohen's conventional medium effects, stated beside every such verdict
+MEDIUM_D = 0.5  # a standardised mean difference
+MEDIUM_R = 0.3  # a correlation
+
+
+@dataclass(frozen=True)
+class Power:
+    """A test's power to see the paper's effect, and the replications that would give it
+    :data:`POWER` (per arm, or per cell, as ``unit`` says)."""
+
+    power: float
+    needed: float | None
+    #: the effect size it is computed at, and where that comes from
+    at: str
+    unit: str = "replications"
+
+    def text(self) -> str:
+        need = (
+            ""
+            if self.needed is None or not math.isfinite(self.needed)
+            else f"; {POWER:.0%} power needs about {math.ceil(self.needed):,} {self.unit}"
+        )
+        return f"power {self.power:.2f} at {self.at}{need}"
+
+
+def _clip(x: float) -> float:
+    return float(min(max(x, 0.0), 1.0)) if math.isfinite(x) else math.nan
+
+
+def _solve(fn: Callable[[], float]) -> float | None:
+    try:
+        value = float(fn())
+    except Exception:  # noqa: BLE001 - statsmodels' root finder can fail for tiny effects
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def power_paired(n: int, d: float = MEDIUM_D, *, at: str = "", alpha: float = ALPHA) -> Power:
+    """A paired (one-sample) t-test's power at the standardised effect ``d`` (mean difference
+    over the differences' standard deviation); a signed-rank test's is close to it."""
+    from statsmodels.stats.power import TTestPower
+
+    tool = TTestPower()
+    power = tool.power(effect_size=d, nobs=max(n, 2), alpha=alpha) if n >= 2 else math.nan
+    needed = _solve(lambda: tool.solve_power(effect_size=d, power=POWER, alpha=alpha))
+    return Power(_clip(power), needed, at or f"d = {d:g}", "pairs")
+
+
+def power_two_sample(
+    n1: int, n2: int, d: float = MEDIUM_D, *, at: str = "", alpha: float = ALPHA
+) -> Power:
+    """A two-sample t-test's power at the standardised difference ``d`` (a rank test's is
+    close to it), and the runs per arm that would give :data:`POWER`."""
+    from statsmodels.stats.power import TTestIndPower
+
+    tool = TTestIndPower()
+    power = (
+        tool.power(effect_size=d, nobs1=n1, ratio=n2 / n1, alpha=alpha)
+        if min(n1, n2) >= 2
+        else math.nan
+    )
+    needed = _solve(lambda: tool.solve_power(effect_size=d, power=POWER, alpha=alpha, ratio=1.0))
+    return Power(_clip(power), needed, at or f"d = {d:g}", "runs per arm")
+
+
+def power_correlation(
+    n: int, r: float = MEDIUM_R, *, cells: int = 1, at: str = "", alpha: float = ALPHA
+) -> Power:
+    """The power of a correlation test over ``n`` observations (each of ``cells`` combined by
+    Stouffer's method) at the true correlation ``r``, through Fisher's transform."""
+    from statsmodels.stats.power import NormalIndPower
+
+    tool = NormalIndPower()
+    effect = math.atanh(r) * math.sqrt(cells)
+    power = tool.power(effect_size=effect, nobs1=n - 3, alpha=alpha, ratio=0) if n > 3 else math.nan
+    needed = _solve(lambda: tool.solve_power(effect_size=effect, power=POWER, alpha=alpha, ratio=0))
+    unit = "observations" + (" per cell" if cells > 1 else "")
+    return Power(_clip(power), None if needed is None else needed + 3, at or f"r = {r:g}", unit)
+
+
+def power_binomial(n: int, share: float, *, at: str = "", alpha: float = ALPHA) -> Power:
+    """A one-sided binomial test against 1/2: its power when the true share is ``share``."""
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    share = min(share, 0.999)
+    tool = NormalIndPower()
+    h = float(proportion_effectsize(share, 0.5))
+    power = tool.power(h, nobs1=n, alpha=alpha, ratio=0, alternative="larger") if n else math.nan
+    needed = _solve(
+        lambda: tool.solve_power(h, power=POWER, alpha=alpha, ratio=0, alternative="larger")
+    )
+    return Power(_clip(power), needed, at or f"a share of {share:.0%}", "runs")
+
+
+def decide(effect: float, p: float, power: Power | None = None, *, alpha: float = ALPHA) -> Status:
+    """The verdict of a test of an effect the paper reports (``effect`` signed so that > 0 is
+    the paper's direction, ``p`` two-sided): reproduced when significant in the paper's
+    direction; not reproduced when significant the other way, or when it is a null and the
+    test had :data:`POWER` at the paper's effect size; inconclusive otherwise."""
+    if math.isfinite(p) and p < alpha and math.isfinite(effect) and effect != 0:
+        return "reproduced" if effect > 0 else "not reproduced"
+    if power is not None and math.isfinite(power.power) and power.power >= POWER:
         return "not reproduced"
-    if (effect > 0) != (expected_sign > 0):
+    return "inconclusive"
+
+
+def decide_flat(
+    slope: float, p_trend: float, p_equivalent: float, *, alpha: float = ALPHA
+) -> Status:
+    """The verdict of a claim that an effect is absent (a model the paper calls flat):
+    reproduced when an equivalence test (two one-sided tests) shows the effect inside the
+    stated margin; not reproduced when the trend is significant; inconclusive otherwise."""
+    if math.isfinite(p_equivalent) and p_equivalent < alpha:
+        return "reproduced"
+    if math.isfinite(p_trend) and p_trend < alpha and slope != 0:
         return "not reproduced"
-    return "reproduced" if math.isfinite(p) and p < alpha else "partly"
+    return "inconclusive"
+
+
+def combine_statuses(statuses: Sequence[Status]) -> Status:
+    """One verdict from the verdicts of the parts of a claim the paper states over a range
+    (every group size, say): reproduced when every part is; not reproduced when any part is;
+    otherwise inconclusive (or not testable when no part could fail)."""
+    judged = [s for s in statuses if s not in ("not testable", "not run")]
+    if not judged:
+        return "not testable" if "not testable" in statuses else "not run"
+    if all(s == "reproduced" for s in judged):
+        return "reproduced"
+    if any(s == "not reproduced" for s in judged):
+        return "not reproduced"
+    return "inconclusive"
+
+
+def apply_construction(claim: Claim, verdict: Verdict) -> Verdict:
+    """A claim whose players were written or tuned to show it (``Claim.by_construction``) is
+    "by construction" whatever its judge found (kept in ``Verdict.judged``); never reproduced."""
+    if not claim.by_construction or verdict.status == "not run":
+        return verdict
+    return replace(verdict, status="by construction", judged=verdict.status)
+
+
+def direction(
+    effect: float,
+    p: float,
+    *,
+    alpha: float = ALPHA,
+    expected_sign: int = 1,
+    power: Power | None = None,
+) -> Status:
+    """:func:`decide` for an effect whose paper's direction is ``expected_sign``."""
+    if not math.isfinite(effect):
+        return "inconclusive"
+    return decide(effect if expected_sign > 0 else -effect, p, power, alpha=alpha)

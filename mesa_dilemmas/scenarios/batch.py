@@ -46,7 +46,18 @@ from mesa_dilemmas.scenarios.config import Scenario
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 from mesa_dilemmas.scenarios.stream_tables import Shape, assemble
 
-__all__ = ["BatchExperiment", "BatchOptions", "derive_seeds", "to_plain"]
+__all__ = [
+    "CALIBRATION_STREAM",
+    "RECHECK_STREAM",
+    "REPORT_STREAMS",
+    "ROBUSTNESS_STREAM",
+    "BatchExperiment",
+    "BatchOptions",
+    "derive_seeds",
+    "reserved_stream",
+    "stream_seed",
+    "to_plain",
+]
 
 
 class BatchOptions(BaseModel):
@@ -63,6 +74,41 @@ class BatchOptions(BaseModel):
 def derive_seeds(seed: int, n: int) -> list[int]:
     """``n`` independent 32-bit seeds from one scenario seed (stable across numpy versions)."""
     return [int(s) for s in np.random.SeedSequence(seed).generate_state(n, dtype=np.uint32)]
+
+
+# -- seed streams: which seeds the reproduction report, its checks and a calibration use ------
+
+#: the reproduction report's k independent seed streams are streams 1..k (k at most 99)
+REPORT_STREAMS = range(1, 100)
+#: the robustness check of the report (the +-25% neighbours of the defaults)
+ROBUSTNESS_STREAM = 100
+#: the re-evaluation of a calibrated point on seeds its calibration never saw
+RECHECK_STREAM = 101
+#: ``mesa-dilemmas calibrate``'s default stream; calibration streams are >= this one
+CALIBRATION_STREAM = 1000
+
+
+def stream_seed(seed: int, stream: int) -> int:
+    """The scenario seed of seed stream ``stream`` of a scenario whose own seed is ``seed``:
+    a 32-bit seed drawn by ``SeedSequence((seed, stream))``, so streams are independent of
+    each other and of the scenario's own seed (what ``mesa-dilemmas run`` and the docs use)."""
+    if stream < 0:
+        raise ValueError(f"stream: must be >= 0, got {stream}")
+    state = np.random.SeedSequence([int(seed), int(stream)]).generate_state(1, dtype=np.uint32)
+    return int(state[0])
+
+
+def reserved_stream(stream: int) -> str | None:
+    """What uses seed stream ``stream`` besides a calibration (None: nothing, it is free)."""
+    if stream in REPORT_STREAMS:
+        return f"the reproduction report (its streams are {REPORT_STREAMS.start}-{REPORT_STREAMS.stop - 1})"
+    if stream == ROBUSTNESS_STREAM:
+        return "the report's robustness check"
+    if stream == RECHECK_STREAM:
+        return "the report's re-check of the calibrated point"
+    if stream < CALIBRATION_STREAM:
+        return f"the report's checks (streams below {CALIBRATION_STREAM} are reserved)"
+    return None
 
 
 class BatchExperiment:

@@ -129,10 +129,22 @@ class Targets:
     def directions(self) -> list[str]:
         return ["maximize"] if self.combine == "min" else [t.direction for t in self.targets]
 
-    def values(self, means: dict[str, float]) -> list[float]:
+    def values(
+        self, means: dict[str, float], statuses: dict[str, str] | None = None
+    ) -> list[float]:
+        """The trial's objectives.  With ``combine = "min"`` a claim that cannot fail at the
+        point ("not testable": a tie at a cap, a ceiling) is left out of the minimum, not
+        scored zero; a claim its judge could not judge otherwise fails the trial, as does a
+        point where no claim can fail."""
         values = [t.objective(means.get(t.metric, math.nan)) for t in self.targets]
-        if self.combine == "min":  # a claim its judge could not judge fails the trial
-            return [min(values) if all(math.isfinite(v) for v in values) else math.nan]
+        if self.combine == "min":
+            statuses = statuses or {}
+            kept = [
+                v
+                for t, v in zip(self.targets, values, strict=True)
+                if statuses.get(t.metric) != "not testable"
+            ]
+            return [min(kept) if kept and all(math.isfinite(v) for v in kept) else math.nan]
         return values
 
     def as_dict(self) -> dict[str, Any]:
@@ -266,6 +278,48 @@ def _suggest(trial: Any, model_cls: type, ranges: dict[str, list[float]]) -> dic
     return out
 
 
+def seed_clash(scenario: Scenario, targets: Targets | None, stream: int) -> str | None:
+    """Why a calibration on seed stream ``stream`` would share seeds with the reproduction
+    report, its checks or the committed docs (None: it would not).  Every run of a calibration
+    is on ``stream`` of its scenario's seed (for a claim target, of each experiment's, under
+    the targets file's sizes); the report, its robustness check and its re-check use streams
+    below :data:`~mesa_dilemmas.scenarios.batch.CALIBRATION_STREAM` of the bundled seeds, and
+    the docs the bundled seeds themselves."""
+    from mesa_dilemmas.scenarios.batch import CALIBRATION_STREAM, reserved_stream, stream_seed
+    from mesa_dilemmas.scenarios.claim_points import scenario_seed
+
+    used = reserved_stream(stream)
+    if used is not None:
+        return (
+            f"--stream {stream}: those seeds are used by {used}; calibrate on a stream >= "
+            f"{CALIBRATION_STREAM} (default {CALIBRATION_STREAM})"
+        )
+    runs: list[tuple[str, int]] = []  # (what, the seed it runs with before streaming)
+    bundled: list[int] = []
+    if targets is not None and targets.claims:
+        chosen = select(registered(scenario.game), [t.metric for t in targets.targets], "targets")
+        for exp in ClaimSet(chosen.claims, chosen.experiments).needed():
+            overrides = (targets.sizes or {}).get(exp.key, exp.overrides(targets.mode))  # type: ignore[arg-type]
+            runs.append((f"experiment {exp.key}", scenario_seed(exp.scenario, overrides)))
+            bundled.append(scenario_seed(exp.scenario))
+    else:
+        runs.append((scenario.name, int(scenario.seed)))
+        try:
+            bundled.append(scenario_seed(scenario.name))
+        except ConfigError:  # a scenario file of the user's: its own seed is the bundled one
+            bundled.append(int(scenario.seed))
+    reserved = {b for b in bundled} | {
+        stream_seed(b, s) for b in bundled for s in range(1, CALIBRATION_STREAM)
+    }
+    for what, seed in runs:
+        if stream_seed(seed, stream) in reserved:
+            return (
+                f"--stream {stream}: {what} would run on seeds the reproduction report or the "
+                f"docs use (seed {seed}); pick another stream or seed"
+            )
+    return None
+
+
 def run_calibration(
     scenario: Scenario,
     *,
@@ -276,9 +330,15 @@ def run_calibration(
     processes: int = 1,
     resume: bool = False,
     progress: bool = False,
+    stream: int | None = None,
 ) -> CalibrationResult:
+    """Search ``ranges`` against ``targets``; every trial runs on seed stream ``stream`` of
+    its scenarios (default :data:`~mesa_dilemmas.scenarios.batch.CALIBRATION_STREAM`), held
+    out from the seeds the reproduction report judges the chosen point on."""
     import optuna
     from optuna.trial import TrialState
+
+    from mesa_dilemmas.scenarios.batch import CALIBRATION_STREAM, stream_seed
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     model_cls = game_model(scenario.game)
@@ -289,6 +349,7 @@ def run_calibration(
         spec = json.loads(spec_path.read_text())
         targets = Targets.from_dict(spec)
         scenario = resumed(scenario, spec)
+        stream = int(spec.get("stream", CALIBRATION_STREAM))
         ranges_l = spec["ranges"]
         trials = spec["trials"] if trials <= 0 else trials
     else:
@@ -297,6 +358,9 @@ def run_calibration(
         if (out_dir / "study.db").exists():
             raise ConfigError(f"--out: {out_dir} already holds a study; use --resume {out_dir}")
         ranges_l = {k: list(v) for k, v in ranges.items()}
+        stream = CALIBRATION_STREAM if stream is None else stream
+        if clash := seed_clash(scenario, targets, stream):
+            raise ConfigError(clash)
         spec = {
             "scenario": scenario.name,
             "game": scenario.game,
@@ -304,6 +368,7 @@ def run_calibration(
             **targets.as_dict(),
             "ranges": ranges_l,
             "seed": scenario.seed,
+            "stream": stream,
             "replications": scenario.replications,
             "max_steps": scenario.max_steps,
             "params": scenario.params,
@@ -312,6 +377,7 @@ def run_calibration(
     metrics = tuple(dict.fromkeys(t.metric for t in targets.targets))
     log = out_dir / "evaluations.jsonl"
     sampler = optuna.samplers.TPESampler(seed=scenario.seed)
+    held_out = scenario.model_copy(update={"seed": stream_seed(scenario.seed, stream)})
     study = optuna.create_study(
         storage=f"sqlite:///{out_dir / 'study.db'}",
         study_name="calibrate",
@@ -326,9 +392,10 @@ def run_calibration(
 
     # a killed run: trials left running are told their saved values, or failed and asked again
     saved = read_evaluations(log)
+    statuses = _read_statuses(log) if log.exists() else {}
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         if t.number in saved:
-            study.tell(t.number, targets.values(saved[t.number]))
+            study.tell(t.number, targets.values(saved[t.number], statuses.get(t.number)))
         else:
             study.tell(t.number, state=TrialState.FAIL)
 
@@ -348,11 +415,11 @@ def run_calibration(
         done: dict[int, dict[str, float]] = {}
         if claim_set is not None:  # a trial runs the claims' experiments, each in parallel
             done = _evaluate_claim_point(
-                claim_set, targets, points[numbers[0]], numbers[0], log, out_dir, processes
+                claim_set, targets, points[numbers[0]], numbers[0], log, out_dir, processes, stream
             )
         elif numbers == list(range(numbers[0], numbers[0] + len(numbers))):  # one batch
             done = evaluate_points(
-                scenario,
+                held_out,
                 [points[n] for n in numbers],
                 metrics,
                 log,
@@ -362,10 +429,11 @@ def run_calibration(
         else:
             for number in numbers:  # numbered by trial, appended as each point ends
                 done.update(
-                    evaluate_points(scenario, [points[number]], metrics, log, offset=number)
+                    evaluate_points(held_out, [points[number]], metrics, log, offset=number)
                 )
+        statuses = _read_statuses(log) if claim_set is not None else {}
         for t in asked:
-            values = targets.values(done[t.number])
+            values = targets.values(done[t.number], statuses.get(t.number))
             if all(math.isfinite(v) for v in values):
                 study.tell(t, values)
             else:
@@ -448,8 +516,10 @@ def _evaluate_claim_point(
     log: Path,
     out_dir: Path,
     processes: int,
+    stream: int,
 ) -> dict[int, dict[str, float]]:
-    """One trial of a claim calibration: its claims' z (saved to ``log`` with their verdicts)."""
+    """One trial of a claim calibration on seed stream ``stream``: its claims' z (saved to
+    ``log`` with their verdicts)."""
     done = read_evaluations(log)
     if number in done:
         return done
@@ -460,6 +530,7 @@ def _evaluate_claim_point(
         work_dir=out_dir / "work" / f"trial_{number:05d}",
         processes=processes,
         sizes=targets.sizes,
+        stream=stream,
     )
     zs = {k: v["z"] for k, v in result.items()}
     with log.open("a") as fh:
@@ -510,7 +581,8 @@ def _claim_tables(
         row.update({f"verdict {k}": v for k, v in statuses.get(n, {}).items()})
         row["holds"] = sum(v > 0 for v in zs[n].values())
         row["significant"] = sum(v > 1.64 for v in zs[n].values())
-        row["weakest z"] = min(zs[n].values())
+        testable = [v for v in zs[n].values() if math.isfinite(v)]  # NaN: not testable there
+        row["weakest z"] = min(testable) if testable else math.nan
         rows.append(row)
     table = pd.DataFrame(rows)
     table.to_csv(out_dir / "claims.csv", index=False)
@@ -528,7 +600,8 @@ def _claim_tables(
     lines = [
         f"# Trade-off between the claims ({len(table)} trials)",
         "",
-        "z > 0: the claim's direction holds at that point; z > 1.64: significant (one-sided 5%).",
+        "z > 0: the claim's direction holds at that point; z > 1.64: significant (one-sided "
+        "5%); nan: the claim cannot fail there (not testable: a tie at a cap, a ceiling).",
         "",
         "Best z seen per claim: "
         + ", ".join(f"{c} {table[f'z {c}'].max():+.1f}" for c in claims)
@@ -636,6 +709,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--targets", type=Path, help="a TOML file of [[target]] tables")
     p.add_argument("--trials", type=int, default=0, help="trials to complete (default 50)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=LOW:HIGH")
+    p.add_argument(
+        "--stream",
+        type=int,
+        default=None,
+        help="the seed stream every trial runs on (default 1000; the reproduction report's "
+        "streams, below 1000, are refused so the chosen point is judged on held-out seeds)",
+    )
     add_run_options(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -650,6 +730,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             raise ConfigError("--targets: give a TOML file of [[target]] tables")
         targets = read_targets(args.targets, model_cls, scenario.game)
         ranges = parse_ranges(args.param or targets.ranges or [], model_cls)
+        if args.stream is not None and (clash := seed_clash(scenario, targets, args.stream)):
+            raise ConfigError(clash)
     with execution_for(scenario, args):
         result = run_calibration(
             scenario,
@@ -660,6 +742,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             processes=args.processes,
             resume=resume,
             progress=not args.no_progress,
+            stream=args.stream,
         )
     print(json.dumps(result.best, indent=2))
     print(f"\n{len(result.trials)} trials; best.json, trials.csv and the figure in {out}")

@@ -69,6 +69,22 @@ def select(available: ClaimSet, keys: Sequence[str], where: str) -> ClaimSet:
     return ClaimSet(tuple(chosen.values()), available.experiments)
 
 
+def scenario_seed(scenario: str, overrides: Sequence[str] = ()) -> int:
+    """The seed a scenario runs with under ``overrides`` (its own, or a ``seed=`` override)."""
+    from mesa_dilemmas.scenarios.config import load_scenario
+
+    loaded, _ = load_scenario(scenario, list(overrides))
+    return int(loaded.seed)
+
+
+def stream_override(scenario: str, overrides: Sequence[str], stream: int) -> str:
+    """The ``seed=`` override that puts a scenario (under ``overrides``) on seed stream
+    ``stream`` (:func:`~mesa_dilemmas.scenarios.batch.stream_seed`)."""
+    from mesa_dilemmas.scenarios.batch import stream_seed
+
+    return f"seed={stream_seed(scenario_seed(scenario, overrides), stream)}"
+
+
 def point_overrides(point: dict[str, Any]) -> list[str]:
     """``--set`` overrides that fix the point's model parameters."""
     return [
@@ -85,10 +101,15 @@ def evaluate_claims(
     processes: int = 1,
     sizes: dict[str, list[str]] | None = None,
     keep: bool = False,
+    stream: int | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run the experiments the claims need with the point's parameters fixed (each at its
-    ``mode`` size, or the ``sizes`` overrides given for its key), judge every claim and return
-    ``{claim key: {"z", "status", "ours"}}``; the runs are deleted afterwards unless ``keep``."""
+    ``mode`` size, or the ``sizes`` overrides given for its key), on seed stream ``stream`` of
+    each experiment's scenario (None: the scenario's own seed), judge every claim and return
+    ``{claim key: {"z", "status", "ours"}}``; the runs are deleted afterwards unless ``keep``.
+    A claim that cannot fail at the point ("not testable": a tie at a cap, a ceiling) has no z
+    (NaN): it is excluded from a calibration's weakest-claim objective, not scored zero."""
+    from mesa_dilemmas.analysis.verdicts import apply_construction
     from mesa_dilemmas.scenarios.runner import run_scenario
 
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +119,9 @@ def evaluate_claims(
             run_dir = work_dir / exp.key
             if run_dir.exists():  # left by a killed evaluation: it is run again whole
                 shutil.rmtree(run_dir)
-            overrides = (sizes or {}).get(exp.key, exp.overrides(mode))
+            overrides = list((sizes or {}).get(exp.key, exp.overrides(mode)))
+            if stream is not None:
+                overrides.append(stream_override(exp.scenario, overrides, stream))
             run_scenario(
                 exp.scenario,
                 out_dir=run_dir,
@@ -109,8 +132,10 @@ def evaluate_claims(
             dirs[exp.key] = run_dir
         out = {}
         for claim in claims.claims:
-            verdict = claim.judge(dirs[claim.experiment])
+            verdict = apply_construction(claim, claim.judge(dirs[claim.experiment]))
             z = verdict.z if verdict.z is not None and math.isfinite(verdict.z) else math.nan
+            if verdict.status == "not testable":
+                z = math.nan
             out[claim.key] = {"z": z, "status": verdict.status, "ours": verdict.ours}
         return out
     finally:

@@ -10,13 +10,21 @@ self-play, and how it is judged, is in the game's ``claims.py`` (``PUBLISHED``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scipy import stats
 
-from mesa_dilemmas.analysis.verdicts import Status, Verdict, p_text, read_runs
+from mesa_dilemmas.analysis.verdicts import (
+    Status,
+    Verdict,
+    combine_statuses,
+    decide,
+    p_text,
+    power_binomial,
+    read_runs,
+)
 
 #: the authors' file stems -> the paper's model names
 MODEL_NAMES = {
@@ -63,31 +71,52 @@ TABLE2: dict[str, dict[int, EvolutionResult]] = {}
 
 
 @dataclass(frozen=True)
+class ModelClaim:
+    """What the paper says about one model's self-play in one game, and the judge of exactly
+    that (a flat model by flatness, the paper's named exception as the exception)."""
+
+    said: str
+    judge: Callable[[Path], Verdict]
+
+
+@dataclass(frozen=True)
 class PublishedSelfPlay:
-    """A game's self-play claim (Figs. 2-4) as run on one model's published sets: the
-    statement, the judge, and what the paper reports for the game and, where it says, per model."""
+    """A game's self-play claims (Figs. 2-4) as run on the published sets: per model, what the
+    paper says of it and the judge of that; a model the paper says nothing specific about is
+    listed and not judged."""
 
     where: str
     statement: str
-    judge: Callable[[Path], Verdict]
     paper: str
-    per_model: Mapping[str, str] = field(default_factory=dict)
+    per_model: Mapping[str, Sequence[ModelClaim]] = field(default_factory=dict)
 
-    def paper_for(self, model: str) -> str:
-        said = self.per_model.get(model)
-        if said:
-            return said
+    def claims_for(self, model: str) -> list[ModelClaim]:
+        return list(self.per_model.get(model, ()))
+
+    def unstated(self, model: str) -> str:
         if model not in MODEL_NAMES:
-            return f"{self.paper} (this model is not in the paper)"
-        return self.paper
+            return "this model is not in the paper: not judged"
+        return "the paper states nothing specific about this model in this game: not judged"
+
+
+def _share(result: EvolutionResult) -> float:
+    """The share of the paper's runs its winning attitude won, as a rate (Laplace's rule, so
+    100 of 100 is a rate below 1 and its test's power is finite)."""
+    attitude = result.attitude
+    won = sum(c for g, c in result.winners.items() if g.rpartition("/")[2] == attitude)
+    total = sum(result.winners.values())
+    return (won + 1) / (total + 2)
 
 
 def judge_evolution(run_dir: Path, game: str) -> Verdict:
-    """Table 2: the attitude that wins most runs, per group size, against the paper's; our
-    winning genes and final welfare efficiency beside the paper's."""
+    """Table 2: the attitude that wins most runs, per group size, against the paper's: a
+    binomial test against 1/2 (reproduced: significantly more wins for the paper's attitude;
+    not reproduced: significantly fewer, or a null the test had the power to see at the
+    paper's share of wins); our winning genes and final welfare efficiency beside the paper's."""
     runs = read_runs(run_dir)
     paper = TABLE2.get(game, {})
-    parts, statuses = [], []
+    parts: list[str] = []
+    statuses: list[Status] = []
     for n, cell in runs.groupby("group_size"):
         counts = cell["winner"].value_counts()
         top = ", ".join(f"{g} {c}/{len(cell)}" for g, c in counts.items())
@@ -97,26 +126,17 @@ def judge_evolution(run_dir: Path, game: str) -> Verdict:
         if expected is None:
             continue
         hits = int((cell["winner_attitude"] == expected.attitude).sum())
-        p = float(stats.binomtest(hits, len(cell), 0.5, alternative="greater").pvalue)
-        status: Status = (
-            "reproduced" if p < 0.05 else "partly" if hits > len(cell) / 2 else "not reproduced"
-        )
+        p = float(stats.binomtest(hits, len(cell), 0.5).pvalue)
+        share = _share(expected)
+        power = power_binomial(len(cell), share, at=f"the paper's share of wins ({share:.0%})")
+        status = decide(hits / len(cell) - 0.5, p, power)
         statuses.append(status)
-        parts[-1] += f" ({expected.attitude} wins {hits}/{len(cell)}, {p_text(p)})"
-    overall: Status = (
-        "not run"
-        if not statuses
-        else "reproduced"
-        if all(s == "reproduced" for s in statuses)
-        else "not reproduced"
-        if all(s == "not reproduced" for s in statuses)
-        else "partly"
-    )
+        parts[-1] += f" ({expected.attitude} wins {hits}/{len(cell)}, {p_text(p)}, {power.text()})"
     return Verdict(
         "; ".join(parts),
-        "per group size: runs won by the paper's winning attitude, one-sided binomial test "
+        "per group size: runs won by the paper's winning attitude, two-sided binomial test "
         "against 1/2",
-        overall,
+        combine_statuses(statuses) if statuses else "not run",
     )
 
 

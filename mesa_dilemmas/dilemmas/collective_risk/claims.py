@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-from mesa_dilemmas.analysis.verdicts import (
-    Claim,
-    Verdict,
-    fmt,
-    read_runs,
-)
+from mesa_dilemmas.analysis.verdicts import Claim, Verdict
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
-from mesa_dilemmas.dilemmas.binary.judges import self_play_experiment
+from mesa_dilemmas.dilemmas.binary.judges import (
+    judge_interior_peak,
+    judge_worse_in_larger_groups,
+    self_play_experiment,
+)
 from mesa_dilemmas.dilemmas.binary.paper002 import (
     TABLE1,
     TABLE2,
     EvolutionResult,
+    ModelClaim,
     PublishedSelfPlay,
 )
 
@@ -34,24 +33,7 @@ CR_PEAK_NOTE = (
 
 
 def judge_cr_peak(run_dir: Path) -> Verdict:
-    runs = read_runs(run_dir)
-    parts, interior = [], []
-    for n, cell in runs.groupby("group_size"):
-        means = cell.groupby("frac_collective")["normalised_payoff"].agg(["mean", "sem"])
-        peak = float(means["mean"].idxmax())
-        full = means.loc[means.index.max()]
-        top = means.loc[peak]
-        below = top["mean"] - full["mean"] > 2 * math.hypot(top["sem"], full["sem"])
-        interior.append(peak < 1.0 and below)
-        parts.append(
-            f"n={n}: peak at {peak:.0%} collective ({fmt(top['mean'])} vs {fmt(full['mean'])} at 100%)"
-        )
-    status = "reproduced" if all(interior) else "partly" if any(interior) else "not reproduced"
-    return Verdict(
-        "; ".join(parts),
-        "welfare by collective share: peak below 100% and above it by > 2 s.e.",
-        status,
-    )
+    return judge_interior_peak(run_dir)
 
 
 CLAIMS = [
@@ -66,17 +48,34 @@ CLAIMS = [
 ]
 
 #: the self-play claim on the authors' published sets, per model (``reproduce --strategies``)
+_PEAK = "welfare peaks below a fully collective group (over-cooperation)"
+_WORSE = ModelClaim("worse as the group grows", judge_worse_in_larger_groups)
 PUBLISHED = PublishedSelfPlay(
     "Sec. 5.2, Fig. 3",
-    "Collective Risk: welfare peaks before the group is fully collective",
-    judge_cr_peak,
-    "best at about half collective; over-cooperation above",
+    "Collective Risk self-play",
+    "what the paper says of each model (Sec. 5.2)",
     {
-        "claude-haiku-4-5": "peak near half collective; worse in larger groups",
-        "gemini-2.5-flash": "peak near half collective; worse in larger groups",
-        "deepseek-r1-distill-llama-70b": "good with mostly exploitative groups (its exploitative "
-        "strategies cooperate); over-cooperation with a collective majority",
-        "gpt-5-mini": "very poor welfare at n = 16, 64, 256 (rota-based strategies)",
+        "claude-haiku-4-5": [
+            ModelClaim("best near half collective: " + _PEAK, judge_interior_peak),
+            _WORSE,
+        ],
+        "gemini-2.5-flash": [
+            ModelClaim("best near half collective: " + _PEAK, judge_interior_peak),
+            _WORSE,
+        ],
+        "deepseek-r1-distill-llama-70b": [
+            ModelClaim(
+                "over-cooperation in groups with a collective majority: " + _PEAK,
+                judge_interior_peak,
+            )
+        ],
+        "gpt-5-mini": [
+            ModelClaim(
+                "very poor welfare at n = 16, 64 and 256 (rota-based strategies): worse in "
+                "larger groups",
+                judge_worse_in_larger_groups,
+            )
+        ],
     },
 )
 

@@ -9,16 +9,20 @@ import pandas as pd
 from scipy import stats
 
 from mesa_dilemmas.analysis.verdicts import (
+    MEDIUM_R,
     Claim,
     Verdict,
-    direction,
+    decide,
     fmt,
     p_text,
+    power_binomial,
+    power_correlation,
     read_runs,
 )
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 from mesa_dilemmas.dilemmas.binary.judges import (
     evolution_experiment,
+    judge_full_collective_at_max,
     self_play_experiment,
     wins_by_attitude,
 )
@@ -26,6 +30,7 @@ from mesa_dilemmas.dilemmas.binary.paper002 import (
     TABLE1,
     TABLE2,
     EvolutionResult,
+    ModelClaim,
     PublishedSelfPlay,
 )
 
@@ -59,47 +64,49 @@ def cp_efficiency_by_size(run_dir: Path) -> tuple[pd.Series, pd.Series]:
 
 
 def judge_cp_group_size(run_dir: Path) -> Verdict:
-    """The numbers shown are the mean efficiencies per group size, so the verdict is theirs:
-    the least-squares slope of efficiency on log2(group size) (whose sign follows the means,
-    unlike a rank correlation over single groups) and the change from the smallest group to
-    the largest must both be falls; significant falls are "reproduced", a fall that is not
-    significant or a slope and a change that disagree "partly", a rise of both "not
-    reproduced"."""
+    """All-collective groups do worse as the group grows: the least-squares slope of their
+    welfare efficiency on log2(group size) (its sign follows the means shown, unlike a rank
+    correlation over single groups): reproduced when it falls significantly, not reproduced
+    when it rises significantly or the null had the power to see a medium correlation."""
     eff, size = cp_efficiency_by_size(run_dir)
     by_n = eff.groupby(size).agg(["mean", "sem"])
     shown = ", ".join(f"n={n}: {row['mean']:.0%}" for n, row in by_n.iterrows())
     if by_n.shape[0] < 2:
         return Verdict(shown or "no all-collective groups", "one group size only", "not run")
+    if eff.nunique() < 2:
+        return Verdict(shown, "every all-collective group the same: cannot fail", "not testable")
     fit = stats.linregress(np.log2(size.to_numpy(float)), eff.to_numpy(float))
     slope, p = float(fit.slope), float(fit.pvalue)
     change = float(by_n["mean"].iloc[-1] - by_n["mean"].iloc[0])
-    status = direction(-slope, p)
-    if status == "reproduced" and change >= 0:
-        status = "partly"
-    if slope > 0 and change < 0:
-        status = "partly"
     trend = "stays" if abs(change) < 0.005 else "falls" if change < 0 else "rises"
+    power = power_correlation(len(eff), MEDIUM_R)
     return Verdict(
         f"{shown} of max welfare: {trend}"
         + (f" by {abs(change):.0%}" if trend != "stays" else "")
         + f" from n={by_n.index[0]} to n={by_n.index[-1]}",
         "all-collective groups: least-squares slope of welfare efficiency on log2(group size), "
-        f"{fmt(slope, 3)} per doubling, {p_text(p)}",
-        status,
+        f"{fmt(slope, 3)} per doubling, {p_text(p)}; {power.text()} (the paper's figure gives "
+        "no number)",
+        decide(-slope, p, power),
+        z=-slope / float(fit.stderr) if fit.stderr > 0 else None,
     )
 
 
 def judge_cp_group_selection(run_dir: Path) -> Verdict:
+    """Table 2 (Common Pool, n = 4): the collective attitude wins (the paper: 100 of 100 runs);
+    a two-sided binomial test against 1/2, with its power at the paper's share of wins."""
     wins = wins_by_attitude(run_dir)
     if 4 not in wins.index:
         return Verdict("n=4 not run", "-", "not run")
-    col = wins.loc[4].get("collective", 0)
+    col = int(wins.loc[4].get("collective", 0))
     total = int(wins.loc[4].sum())
-    p = float(stats.binomtest(int(col), total, 0.5, alternative="greater").pvalue)
+    p = float(stats.binomtest(col, total, 0.5).pvalue)
+    share = (sum(TABLE2["common_pool"][4].winners.values()) + 1) / 102
+    power = power_binomial(total, share, at=f"the paper's share of wins ({share:.0%})")
     return Verdict(
-        f"n=4: collective wins {int(col)}/{total}",
-        f"one-sided binomial test against 1/2, {p_text(p)}",
-        direction(col / total - 0.5, p),
+        f"n=4: collective wins {col}/{total}",
+        f"two-sided binomial test against 1/2, {p_text(p)}; {power.text()}",
+        decide(col / total - 0.5, p, power),
     )
 
 
@@ -122,20 +129,27 @@ CLAIMS = [
 ]
 
 #: the self-play claim on the authors' published sets, per model (``reproduce --strategies``)
+_FALLS = ModelClaim(
+    "every model does worse in larger groups: all-collective welfare falls as the group grows",
+    judge_cp_group_size,
+)
 PUBLISHED = PublishedSelfPlay(
     "Sec. 5.2, Fig. 4",
-    "Common Pool: all-collective groups do worse as the group grows",
-    judge_cp_group_size,
-    "every model does worse in larger groups",
+    "Common Pool self-play",
+    "what the paper says of each model (Sec. 5.2)",
     {
-        "claude-haiku-4-5": "the maximum welfare at every group size when fully collective "
-        "(the one exception to the fall)",
-        "gemini-2.5-flash": "worse in larger groups; near the minimum without a collective majority",
-        "gpt-5-mini": "worse in larger groups; near the minimum without a collective majority",
-        "llama3.1-70b": "worse in larger groups; better than the reasoning models without a "
-        "collective majority",
-        "mistral-7b": "worse in larger groups; better than the reasoning models without a "
-        "collective majority",
+        "claude-haiku-4-5": [
+            ModelClaim(
+                "the one exception: fully collective groups reach the maximum welfare at every "
+                "group size",
+                judge_full_collective_at_max,
+            )
+        ],
+        "deepseek-r1-distill-llama-70b": [_FALLS],
+        "gemini-2.5-flash": [_FALLS],
+        "gpt-5-mini": [_FALLS],
+        "llama3.1-70b": [_FALLS],
+        "mistral-7b": [_FALLS],
     },
 )
 

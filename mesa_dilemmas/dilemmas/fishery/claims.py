@@ -15,14 +15,20 @@ import pandas as pd
 from scipy import stats
 
 from mesa_dilemmas.analysis.verdicts import (
+    MEDIUM_D,
+    MEDIUM_R,
     Claim,
     Experiment,
     LLMClaim,
     Verdict,
-    direction,
+    combine_statuses,
+    decide,
     fmt,
     p_text,
     paired_z,
+    power_correlation,
+    power_paired,
+    power_two_sample,
     read_runs,
     read_steps,
     welch_z,
@@ -64,9 +70,11 @@ def _shock_pairs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per replication: mean of ``column`` over ``steps`` with punishment kept and switched off."""
     s = read_steps(run_dir)
-    s = s[(s["penalty"] == penalty) & s["Step"].isin(list(steps))]
+    s = s[np.isclose(s["penalty"], penalty) & s["Step"].isin(list(steps))]
     per = s.groupby(["iteration", "punishment_off_at"])[column].mean().unstack()
     per = per.dropna()
+    if 0 not in per or 15 not in per:
+        return np.array([]), np.array([])
     return per[0].to_numpy(), per[15].to_numpy()
 
 
@@ -76,18 +84,41 @@ def _paired(kept: np.ndarray, off: np.ndarray) -> float:
     return float(stats.wilcoxon(kept, off).pvalue)
 
 
+#: the penalties of Fig. 2 (the paper shows beta = 10 and beta = 14; its claim is stated for both)
+SHOCK_PENALTIES = (10.0, 14.0)
+#: what the power of a Fig. 2 or Fig. 12 null is computed at: the paper's figures carry no
+#: numbers in our copy of it (captions only), so a medium standardised effect
+FIGURE_EFFECT = f"d = {MEDIUM_D:g} (a medium effect: the paper's figure gives no number)"
+
+
 def _judge_shock(run_dir: Path, column: str, steps: range, digits: int) -> Verdict:
-    """Punishment kept vs switched off at t = 15 (beta = 10), paired by replication."""
-    kept, off = _shock_pairs(run_dir, column, steps, 10.0)
-    p = _paired(kept, off)
-    diff = kept - off
-    sem = float(np.std(diff, ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else math.nan
+    """Punishment kept vs switched off at t = 15, paired by replication, at each penalty the
+    paper shows (beta = 10 and 14): reproduced when the fall is significant at both."""
+    parts, tests, statuses, zs = [], [], [], []
+    for beta in SHOCK_PENALTIES:
+        kept, off = _shock_pairs(run_dir, column, steps, beta)
+        if len(kept) < 2:
+            continue
+        p = _paired(kept, off)
+        diff = kept - off
+        sem = float(np.std(diff, ddof=1) / math.sqrt(len(diff)))
+        power = power_paired(len(diff), MEDIUM_D, at=FIGURE_EFFECT)
+        status = decide(float(diff.mean()), p, power)
+        statuses.append(status)
+        zs.append(paired_z(diff))
+        parts.append(
+            f"beta={beta:g}: kept {fmt(kept.mean(), digits)} vs off {fmt(off.mean(), digits)}, "
+            f"difference {fmt(float(diff.mean()), digits)} ± {fmt(sem, digits)} s.e."
+        )
+        tests.append(f"beta={beta:g}: {p_text(p)}, {status}; {power.text()}")
+    if not statuses:
+        return Verdict("the run has neither penalty of Fig. 2", "-", "not run")
     return Verdict(
-        f"{column} t={steps.start}-{steps.stop - 1}, beta=10: kept {fmt(kept.mean(), digits)} vs off {fmt(off.mean(), digits)}",
-        f"paired Wilcoxon over {len(kept)} replications (common random numbers), {p_text(p)}",
-        direction(float(diff.mean()), p),
-        f"difference {fmt(float(diff.mean()), digits)} ± {fmt(sem, digits)} s.e.",
-        z=paired_z(diff),
+        f"{column} t={steps.start}-{steps.stop - 1}: " + "; ".join(parts),
+        f"paired Wilcoxon over {len(kept)} replications per penalty (common random numbers): "
+        + "; ".join(tests),
+        combine_statuses(statuses),
+        z=min(zs),
     )
 
 
@@ -110,40 +141,49 @@ BETA_RANGE = (0.25, 0.75)
 def judge_beta_survival(run_dir: Path) -> Verdict:
     """Over every growth rate of the run inside the paper's range: Spearman's rho of beta and
     survival per r, combined by Stouffer's method (each rho as a z through Fisher's transform).
-    Reproduced when the combined effect is positive and significant and rho > 0 at most of
-    those growth rates; partly when the combined effect is positive."""
+    A growth rate where every run ties (all at the round cap, say) cannot fail and is left
+    out; the verdict is the combined test's (reproduced: significant and positive), with the
+    power of a null at a medium correlation at every rate (the paper's figure has no number)."""
     runs = read_runs(run_dir)
     low, high = BETA_RANGE
     rates = sorted(r for r in runs["growth_rate"].unique() if low <= r <= high)
-    parts, zs = [], []
+    parts, zs, sizes, tied = [], [], [], []
     for r in rates:
         cell = runs[np.isclose(runs["growth_rate"], r)]
         if cell["penalty"].nunique() < 2 or len(cell) < 4:
             continue
-        if cell["survival_time"].nunique() < 2:
-            rho, p = 0.0, 1.0
-        else:
-            rho, p = (float(x) for x in stats.spearmanr(cell["penalty"], cell["survival_time"]))
-        zs.append(math.atanh(min(max(rho, -0.999), 0.999)) * math.sqrt((len(cell) - 3) / 1.06))
         means = cell.groupby("penalty")["survival_time"].mean()
+        if cell["survival_time"].nunique() < 2:
+            tied.append(f"r={r:g}")
+            parts.append(f"r={r:g}: every run {fmt(means.iloc[0], 1)} (tied: cannot fail)")
+            continue
+        rho = float(stats.spearmanr(cell["penalty"], cell["survival_time"])[0])
+        zs.append(math.atanh(min(max(rho, -0.999), 0.999)) * math.sqrt((len(cell) - 3) / 1.06))
+        sizes.append(len(cell))
         parts.append(
             f"r={r:g}: {fmt(means.iloc[0], 1)} (beta={means.index[0]:g}) -> "
             f"{fmt(means.iloc[-1], 1)} (beta={means.index[-1]:g}), rho={fmt(rho)}"
         )
     if not zs:
+        if tied:
+            return Verdict("; ".join(parts), "every growth rate tied", "not testable")
         return Verdict("no growth rate of the run lies in the paper's range", "-", "not run")
     combined = float(sum(zs) / math.sqrt(len(zs)))
     p = float(stats.norm.sf(abs(combined)) * 2)
     rising = sum(z > 0 for z in zs)
-    status = direction(combined, p)
-    if status == "reproduced" and rising <= len(zs) / 2:
-        status = "partly"
+    power = power_correlation(
+        min(sizes),
+        MEDIUM_R,
+        cells=len(zs),
+        at=f"r = {MEDIUM_R:g} at every rate (the paper's figure gives no number)",
+    )
     return Verdict(
         "; ".join(parts),
         f"Spearman rho of beta and survival per growth rate in r = {low:g}..{high:g} "
-        f"({len(zs)} rates, rho > 0 at {rising}), combined by Stouffer: z = {combined:+.1f}, "
-        f"{p_text(p)}",
-        status,
+        f"({len(zs)} rates, rho > 0 at {rising}"
+        + (f"; left out, tied: {', '.join(tied)}" if tied else "")
+        + f"), combined by Stouffer: z = {combined:+.1f}, {p_text(p)}; {power.text()}",
+        decide(combined, p, power),
         z=combined,
     )
 
@@ -153,19 +193,47 @@ def _survival(runs: pd.DataFrame, ratio: float, r: float) -> np.ndarray:
     return cell["survival_time"].to_numpy(dtype=float)
 
 
+def _tied_at_cap(run_dir: Path, *arms: np.ndarray) -> float | None:
+    """The round cap, when every run of every arm lasted to it (the claim cannot fail)."""
+    import tomllib
+
+    try:
+        cap = float(tomllib.loads((run_dir / "config.toml").read_text())["max_steps"])
+    except (OSError, KeyError, ValueError, TypeError):
+        values = np.concatenate(arms) if arms else np.array([])
+        cap = float(values.max()) if len(values) else math.nan
+    if all(len(a) and np.all(a >= cap) for a in arms):
+        return cap
+    return None
+
+
+def _compare(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(two-sided Mann-Whitney p, mean difference) of a against b."""
+    if len(a) < 2 or len(b) < 2 or (np.all(a == a[0]) and np.all(b == a[0])):
+        return math.nan, float(a.mean() - b.mean()) if len(a) and len(b) else math.nan
+    return float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue), float(
+        a.mean() - b.mean()
+    )
+
+
 def judge_altruism_harsh(run_dir: Path) -> Verdict:
     runs = read_runs(run_dir)
     alt, sel = _survival(runs, 1.0, 0.2), _survival(runs, 0.0, 0.2)
-    p = (
-        float(stats.mannwhitneyu(alt, sel, alternative="two-sided").pvalue)
-        if len(alt) > 1
-        else math.nan
-    )
     mix = _survival(runs, 0.5, 0.2)
+    ours = (
+        f"harsh lake (r=0.2) survival: altruistic {fmt(alt.mean(), 1)}, mixed "
+        f"{fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}"
+    )
+    cap = _tied_at_cap(run_dir, alt, sel)
+    if cap is not None:
+        return Verdict(ours, f"every run lasted the {cap:g}-round cap: cannot fail", "not testable")
+    p, diff = _compare(alt, sel)
+    power = power_two_sample(len(alt), len(sel), MEDIUM_D, at=FIGURE_EFFECT)
     return Verdict(
-        f"harsh lake (r=0.2) survival: altruistic {fmt(alt.mean(), 1)}, mixed {fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}",
-        f"Mann-Whitney altruistic vs selfish ({len(alt)} + {len(sel)} runs), {p_text(p)}",
-        direction(float(alt.mean() - sel.mean()), p),
+        ours,
+        f"Mann-Whitney altruistic vs selfish ({len(alt)} + {len(sel)} runs), {p_text(p)}; "
+        f"{power.text()}",
+        decide(diff, p, power),
         z=welch_z(alt, sel),
     )
 
@@ -173,24 +241,27 @@ def judge_altruism_harsh(run_dir: Path) -> Verdict:
 def judge_altruism_rich(run_dir: Path) -> Verdict:
     runs = read_runs(run_dir)
     alt, mix, sel = (_survival(runs, a, 0.6) for a in (1.0, 0.5, 0.0))
-    ps = [
-        float(stats.mannwhitneyu(mix, other, alternative="greater").pvalue)
-        if len(mix) > 1
-        else math.nan
-        for other in (alt, sel)
-    ]
-    best = max(alt.mean(), sel.mean())
-    status = (
-        "reproduced"
-        if all(p < 0.05 for p in ps)
-        else "partly"
-        if mix.mean() > best
-        else "not reproduced"
+    ours = (
+        f"rich lake (r=0.6) survival: altruistic {fmt(alt.mean(), 1)}, mixed "
+        f"{fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}"
     )
+    cap = _tied_at_cap(run_dir, alt, mix, sel)
+    if cap is not None:
+        return Verdict(
+            ours,
+            f"every run of every mix lasted the {cap:g}-round cap: the ordering cannot fail",
+            "not testable",
+        )
+    power = power_two_sample(len(mix), len(alt), MEDIUM_D, at=FIGURE_EFFECT)
+    statuses, tests = [], []
+    for name, other in (("altruistic", alt), ("selfish", sel)):
+        p, diff = _compare(mix, other)
+        statuses.append(decide(diff, p, power))
+        tests.append(f"mixed vs {name} {p_text(p)}")
     return Verdict(
-        f"rich lake (r=0.6) survival: altruistic {fmt(alt.mean(), 1)}, mixed {fmt(mix.mean(), 1)}, selfish {fmt(sel.mean(), 1)}",
-        f"one-sided Mann-Whitney mixed > altruistic ({p_text(ps[0])}) and mixed > selfish ({p_text(ps[1])})",
-        status,
+        ours,
+        "two-sided Mann-Whitney, " + ", ".join(tests) + f"; {power.text()}",
+        combine_statuses(statuses),
         z=min(welch_z(mix, alt), welch_z(mix, sel)),
     )
 
@@ -198,15 +269,17 @@ def judge_altruism_rich(run_dir: Path) -> Verdict:
 def judge_altruism_rich_selfish(run_dir: Path) -> Verdict:
     runs = read_runs(run_dir)
     sel, alt = _survival(runs, 0.0, 0.6), _survival(runs, 1.0, 0.6)
-    p = (
-        float(stats.mannwhitneyu(sel, alt, alternative="two-sided").pvalue)
-        if len(sel) > 1
-        else math.nan
-    )
+    ours = f"rich lake survival: selfish {fmt(sel.mean(), 1)} vs altruistic {fmt(alt.mean(), 1)}"
+    cap = _tied_at_cap(run_dir, sel, alt)
+    if cap is not None:
+        return Verdict(ours, f"every run lasted the {cap:g}-round cap: cannot fail", "not testable")
+    p, diff = _compare(sel, alt)
+    power = power_two_sample(len(sel), len(alt), MEDIUM_D, at=FIGURE_EFFECT)
     return Verdict(
-        f"rich lake survival: selfish {fmt(sel.mean(), 1)} vs altruistic {fmt(alt.mean(), 1)}",
-        f"Mann-Whitney, {p_text(p)}",
-        direction(float(sel.mean() - alt.mean()), p),
+        ours,
+        f"Mann-Whitney selfish vs altruistic ({len(sel)} + {len(alt)} runs), {p_text(p)}; "
+        f"{power.text()}",
+        decide(diff, p, power),
         z=welch_z(sel, alt),
     )
 

@@ -10,13 +10,17 @@ from scipy import stats
 from mesa_dilemmas.analysis.verdicts import (
     Claim,
     Verdict,
-    direction,
-    fmt,
-    read_runs,
+    combine_statuses,
+    decide,
+    p_text,
+    power_binomial,
 )
 from mesa_dilemmas.dilemmas.binary.judges import PAPERS as PAPERS  # the paper's title
 from mesa_dilemmas.dilemmas.binary.judges import (
     evolution_experiment,
+    judge_welfare_flat,
+    judge_welfare_rises,
+    judge_worse_in_larger_groups,
     self_play_experiment,
     wins_by_attitude,
 )
@@ -24,6 +28,7 @@ from mesa_dilemmas.dilemmas.binary.paper002 import (
     TABLE1,
     TABLE2,
     EvolutionResult,
+    ModelClaim,
     PublishedSelfPlay,
 )
 
@@ -34,46 +39,29 @@ EXPERIMENTS = [
 
 
 def judge_pg_rises(run_dir: Path) -> Verdict:
-    runs = read_runs(run_dir)
-    parts, statuses = [], []
-    for n, cell in runs.groupby("group_size"):
-        rho, p = stats.spearmanr(cell["frac_collective"], cell["normalised_payoff"])
-        parts.append(f"n={n}: rho={fmt(rho)}")
-        statuses.append(direction(float(rho), float(p)))
-    status = (
-        "reproduced"
-        if all(s == "reproduced" for s in statuses)
-        else "partly"
-        if any(s != "not reproduced" for s in statuses)
-        else "not reproduced"
-    )
-    return Verdict(
-        ", ".join(parts),
-        "Spearman correlation of the collective share and the normalised payoff, per group size",
-        status,
-    )
+    return judge_welfare_rises(run_dir)
 
 
 def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
+    """Table 2 (Public Goods): the exploitative attitude wins at every group size (the paper:
+    100 of 100 runs at n = 4 and at n = 64); a two-sided binomial test against 1/2 per size,
+    with its power at the paper's share of wins."""
     wins = wins_by_attitude(run_dir)
     exp = wins.get("exploitative", pd.Series(0, index=wins.index))
     total = wins.sum(axis=1)
-    parts = [f"n={n}: exploitative wins {int(exp[n])}/{int(total[n])}" for n in wins.index]
-    tests = [
-        stats.binomtest(int(exp[n]), int(total[n]), 0.5, alternative="greater").pvalue
-        for n in wins.index
-    ]
-    status = (
-        "reproduced"
-        if all(p < 0.05 for p in tests)
-        else "partly"
-        if all(exp > total / 2)
-        else "not reproduced"
-    )
+    parts, statuses = [], []
+    for n in wins.index:
+        k, m = int(exp[n]), int(total[n])
+        p = float(stats.binomtest(k, m, 0.5).pvalue)
+        paper = TABLE2["public_goods"].get(int(n))
+        share = 0.99 if paper is None else (sum(paper.winners.values()) + 1) / 102
+        power = power_binomial(m, share, at=f"the paper's share of wins ({share:.0%})")
+        statuses.append(decide(k / m - 0.5, p, power))
+        parts.append(f"n={n}: exploitative wins {k}/{m} ({p_text(p)}, {power.text()})")
     return Verdict(
         "; ".join(parts),
-        "one-sided binomial test of exploitative wins against 1/2 per group size",
-        status,
+        "two-sided binomial test of exploitative wins against 1/2 per group size",
+        combine_statuses(statuses),
     )
 
 
@@ -95,20 +83,45 @@ CLAIMS = [
 ]
 
 #: the self-play claim on the authors' published sets, per model (``reproduce --strategies``)
+_RISES = "welfare rises with the collective share of the group"
 PUBLISHED = PublishedSelfPlay(
     "Sec. 5.2, Fig. 2",
-    "Public Goods: welfare rises with the collective share of the group",
-    judge_pg_rises,
-    "welfare rises with the collective share",
+    "Public Goods self-play",
+    "what the paper says of each model (Sec. 5.2)",
     {
-        "claude-haiku-4-5": "all-exploitative groups at the minimum (everyone defects)",
-        "deepseek-r1-distill-llama-70b": "good welfare even all-exploitative; the maximum when "
-        "all are collective",
-        "gemini-2.5-flash": "above the all-exploitative level only with a collective majority; "
-        "slightly lower in larger groups",
-        "gpt-5-mini": "above the all-exploitative level only with a collective majority; "
-        "slightly lower in larger groups",
-        "mistral-7b": "flat: the attitude makes no difference",
+        "claude-haiku-4-5": [
+            ModelClaim(
+                "all-exploitative groups at the minimum (everyone defects), so welfare rises "
+                "with the collective share",
+                judge_welfare_rises,
+            )
+        ],
+        "deepseek-r1-distill-llama-70b": [
+            ModelClaim(
+                "good welfare even all-exploitative, the maximum when all are collective: "
+                + _RISES,
+                judge_welfare_rises,
+            )
+        ],
+        "gemini-2.5-flash": [
+            ModelClaim(
+                "above the all-exploitative level only with a collective majority: " + _RISES,
+                judge_welfare_rises,
+            ),
+            ModelClaim("slightly worse as the group grows", judge_worse_in_larger_groups),
+        ],
+        "gpt-5-mini": [
+            ModelClaim(
+                "above the all-exploitative level only with a collective majority: " + _RISES,
+                judge_welfare_rises,
+            ),
+            ModelClaim("slightly worse as the group grows", judge_worse_in_larger_groups),
+        ],
+        "mistral-7b": [
+            ModelClaim(
+                "flat: the prompt's attitude makes no difference to welfare", judge_welfare_flat
+            )
+        ],
     },
 )
 
