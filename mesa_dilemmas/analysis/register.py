@@ -22,7 +22,7 @@ A register file holds one paper's findings::
 
 Kinds: **judged** (rule or strategy players judge it here: ``claims`` names the keys of the
 registered :class:`~mesa_dilemmas.analysis.verdicts.Claim` objects that test it, a key's
-verdict in a run of ``reproduce --strategies`` is ``key@qualifier``, see :func:`published_key`);
+verdict in a run of ``reproduce --strategies`` is ``KEY@GG/MODEL``, see :func:`published_key`);
 **llm** (needs LLM players: the bundled scenario and the paper's own models, so the report can
 price a dry run on each); **untestable** (not testable here, with the reason); **not_run**
 (testable, but no judge yet: ``test`` says what experiment would judge it).
@@ -227,10 +227,12 @@ def _imported_from(module: ModuleType) -> list[ModuleType]:
     return [found[n] for n in sorted(found)]
 
 
-def register_paths(modules: Iterable[ModuleType]) -> list[Path]:
+def register_paths(modules: Iterable[ModuleType], *, strict: bool = False) -> list[Path]:
     """The register files of ``modules`` (claims modules), each once: a module's ``REGISTER``
     if it sets one, else ``claims_register.toml`` beside it and beside the modules it imports
-    from (see the module docstring)."""
+    from (see the module docstring).  A ``REGISTER`` naming a file that does not exist (a
+    register not written yet) is left out, or with ``strict`` is a :class:`RegisterError`
+    (:func:`missing_registers` lists them)."""
     out: dict[Path, None] = {}
     for module in modules:
         file = getattr(module, "__file__", None)
@@ -242,11 +244,12 @@ def register_paths(modules: Iterable[ModuleType]) -> list[Path]:
             named = [explicit] if isinstance(explicit, str | Path) else list(explicit)
             for p in named:
                 path = (here / Path(p)).resolve()
-                if not path.is_file():
+                if path.is_file():
+                    out.setdefault(path, None)
+                elif strict:
                     raise RegisterError(
                         f"{module.__name__}: REGISTER: {p} is not a file (looked for {path})"
                     )
-                out.setdefault(path, None)
             continue
         for source in (module, *_imported_from(module)):
             candidate = Path(source.__file__).resolve().parent / FILE_NAME
@@ -255,10 +258,27 @@ def register_paths(modules: Iterable[ModuleType]) -> list[Path]:
     return list(out)
 
 
-def load_registers(modules: Iterable[ModuleType] | None = None) -> list[Register]:
+def missing_registers(modules: Iterable[ModuleType]) -> list[str]:
+    """``module: path`` for each ``REGISTER`` that names a file that does not exist."""
+    out = []
+    for module in modules:
+        explicit = getattr(module, "REGISTER", None)
+        file = getattr(module, "__file__", None)
+        if explicit is None or not file:
+            continue
+        for p in [explicit] if isinstance(explicit, str | Path) else list(explicit):
+            path = (Path(file).resolve().parent / Path(p)).resolve()
+            if not path.is_file():
+                out.append(f"{module.__name__}: {path}")
+    return out
+
+
+def load_registers(
+    modules: Iterable[ModuleType] | None = None, *, strict: bool = False
+) -> list[Register]:
     """Every register of the claims modules (default: every registered one), by paper; an id
-    used twice anywhere is a :class:`RegisterError`."""
-    paths = register_paths(claims_modules() if modules is None else modules)
+    used twice anywhere is a :class:`RegisterError` (``strict``: see :func:`register_paths`)."""
+    paths = register_paths(claims_modules() if modules is None else modules, strict=strict)
     registers = sorted((load_register(p) for p in paths), key=lambda r: (r.paper, str(r.path)))
     owner: dict[str, Path] = {}
     for reg in registers:
@@ -272,12 +292,13 @@ def load_registers(modules: Iterable[ModuleType] | None = None) -> list[Register
 # -- what the report needs ----------------------------------------------------------------------
 
 
-def published_key(key: str, qualifier: str) -> str:
-    """The verdict key of a claim judged on one published set: ``reproduce --strategies`` judges
-    a self-play claim once per model (qualifier: the authors' file stem, e.g.
-    ``"pg_rises@claude-haiku-4-5"``) and the cultural evolution once per game (key
-    ``"evolution"``, qualifier: :func:`game_initials` of the game)."""
-    return f"{key}@{qualifier}"
+def published_key(key: str, game: str, model: str | None = None) -> str:
+    """The verdict key of a claim ``reproduce --strategies`` judges on the authors' published
+    sets: ``KEY@GG/MODEL`` for a self-play claim of one model (GG: :func:`game_initials` of the
+    game, MODEL: the authors' file stem, e.g. ``welfare_rises@xy/model-a``), ``KEY@GG`` for a
+    claim of the whole game (its cultural evolution, key ``evolution``)."""
+    initials = game_initials(game)
+    return f"{key}@{initials}" if model is None else f"{key}@{initials}/{model}"
 
 
 def game_initials(game: str) -> str:
