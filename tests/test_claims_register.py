@@ -373,14 +373,20 @@ def test_the_rendered_register_shows_every_row_its_verdicts_prices_reasons_and_t
         "rises@model-x": Verdict("rho = -0.1", "Spearman", "not reproduced"),
     }
     prices = {("my_game/llm", "openai:gpt-4o"): "about $12.00 at list prices"}
-    text = "\n".join(reg.render_register([register], verdicts, prices, claims))
+    text = "\n".join(
+        reg.render_register([register], verdicts, prices, claims, missing=["x.claims: y.toml"])
+    )
+    assert "Not written yet: x.claims: y.toml." in text
     assert "paper 999: 1 judged here, 1 need LLMs, 1 not testable here, 1 not run here" in text
     assert "| 999 | 1 | 1 | 1 | 1 | 4 |" in text
     assert "### Paper 999 register: A paper" in text
     for row in register.rows:
         assert f"| {row.id} |" in text
     assert "`rises`: **reproduced** (rho = 0.9)" in text
-    assert "`tuned`: **by construction** (encoded by bias 1.4), never counted as reproduced" in text
+    assert (
+        "`tuned`: **by construction** (encoded by bias 1.4), never counted as reproduced; "
+        "the judge alone: reproduced" in text
+    )
     assert "`rises@model-x`: **not reproduced**" in text
     assert "`absent`: not run in this mode" in text
     assert "openai:gpt-4o: about $12.00 at list prices" in text

@@ -386,7 +386,9 @@ def _judged_cell(
             parts.append(f"`{key}`: not run in this mode")
         elif encoded or verdict.status == "by construction":
             said = f" (encoded by {', '.join(encoded)})" if encoded else ""
-            parts.append(f"`{key}`: **by construction**{said}, never counted as reproduced")
+            own = verdict.judged or (verdict.status if verdict.status != "by construction" else "")
+            own = f"; the judge alone: {own}" if own else ""
+            parts.append(f"`{key}`: **by construction**{said}, never counted as reproduced{own}")
         else:
             parts.append(f"`{key}`: **{verdict.status}** ({_one_line(verdict.ours)})")
     if row.note:
@@ -409,12 +411,15 @@ def render_register(
     verdicts: Mapping[str, Verdict],
     prices: Mapping[tuple[str, str], str],
     claims: Mapping[str, Claim] | None = None,
+    missing: Sequence[str] = (),
 ) -> list[str]:
     """The whole register as markdown lines: an intro counting each kind per paper, a table of
     the counts, then per paper one table row per finding.  ``verdicts``: the verdicts the report
     computed, by claim key (a published run's as :func:`published_key`); ``prices``: what one
     dry run of each llm row's scenario costs on each model, by (scenario, model); ``claims``:
-    the registered claims by key, to name what encodes a claim decided by construction."""
+    the registered claims by key, to name what encodes a claim decided by construction;
+    ``missing``: registers a claims module names but that are not written yet
+    (:func:`missing_registers`), listed after the intro."""
     found = counts(registers)
     lines = [
         "## The claims register",
@@ -422,6 +427,7 @@ def render_register(
         intro_line(registers),
         "Each finding the paper states separately is one row: where it says it, what it says (in",
         "our words), the range and the models or conditions it names, and how it is tested here.",
+        *(["", "Not written yet: " + "; ".join(missing) + "."] if missing else []),
         "",
         "| paper | " + " | ".join(KIND_WORDS[k] for k in KINDS) + " | all |",
         "|---|" + "---|" * (len(KINDS) + 1),
