@@ -145,5 +145,22 @@ def test_the_robustness_table_counts_what_the_neighbours_say() -> None:
     assert (r.held("shock_stock"), r.significant("shock_stock")) == (1, 0)
     assert (r.held("altruism_harsh"), r.significant("altruism_harsh")) == (2, 1)
     text = "\n".join(lines(r, claims, 1.0, "quick"))
-    assert "| Fig. 2: shock_stock | +2.0 | 1/2 | 0/2 | x x0.75 (-1.0) |" in text
-    assert "| Fig. 12: altruism_harsh | +3.0 | 2/2 | 1/2 | - |" in text
+    assert "| Fig. 2: shock_stock | +2.0 | 1/2 | 0/2 | 0/2 | x x0.75 (-1.0) |" in text
+    assert "| Fig. 12: altruism_harsh | +3.0 | 2/2 | 1/2 | 0/2 | - |" in text
+    assert "fresh seeds" in text
+
+
+def test_a_neighbour_where_the_claim_cannot_fail_counts_neither_way() -> None:
+    claims = select(registered("fishery"), ["altruism_rich"], "t")
+    tie = {"altruism_rich": {"z": math.nan, "status": "not testable"}}
+    r = Robustness(
+        {"x": 1.0},
+        tie,
+        [
+            ("x x0.75", {"x": 0.75}, tie),
+            ("x x1.25", {"x": 1.25}, {"altruism_rich": {"z": -2.0, "status": "not reproduced"}}),
+        ],
+    )
+    assert (r.held("altruism_rich"), r.untestable("altruism_rich")) == (0, 1)
+    text = "\n".join(lines(r, claims, 1.0, "quick"))
+    assert "| Fig. 12: altruism_rich | not testable | 0/1 | 0/1 | 1/2 | everywhere |" in text

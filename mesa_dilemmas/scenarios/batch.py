@@ -48,7 +48,6 @@ from mesa_dilemmas.scenarios.stream_tables import Shape, assemble
 
 __all__ = [
     "CALIBRATION_STREAM",
-    "RECHECK_STREAM",
     "REPORT_STREAMS",
     "ROBUSTNESS_STREAM",
     "BatchExperiment",
@@ -80,10 +79,9 @@ def derive_seeds(seed: int, n: int) -> list[int]:
 
 #: the reproduction report's k independent seed streams are streams 1..k (k at most 99)
 REPORT_STREAMS = range(1, 100)
-#: the robustness check of the report (the +-25% neighbours of the defaults)
+#: the robustness check of the report: the calibrated defaults and their +-25% neighbours,
+#: re-evaluated on seeds the calibration never saw
 ROBUSTNESS_STREAM = 100
-#: the re-evaluation of a calibrated point on seeds its calibration never saw
-RECHECK_STREAM = 101
 #: ``mesa-dilemmas calibrate``'s default stream; calibration streams are >= this one
 CALIBRATION_STREAM = 1000
 
@@ -104,8 +102,6 @@ def reserved_stream(stream: int) -> str | None:
         return f"the reproduction report (its streams are {REPORT_STREAMS.start}-{REPORT_STREAMS.stop - 1})"
     if stream == ROBUSTNESS_STREAM:
         return "the report's robustness check"
-    if stream == RECHECK_STREAM:
-        return "the report's re-check of the calibrated point"
     if stream < CALIBRATION_STREAM:
         return f"the report's checks (streams below {CALIBRATION_STREAM} are reserved)"
     return None

@@ -46,11 +46,15 @@ class Robustness:
     def significant(self, claim: str) -> int:
         return sum(z > SIGNIFICANT for z in self.zs(claim))
 
+    def untestable(self, claim: str) -> int:
+        """Neighbours where the claim cannot fail (not testable: no z)."""
+        return sum(r[claim]["status"] == "not testable" for _, _, r in self.neighbours)
+
     def failures(self, claim: str) -> list[str]:
         return [
             f"{label} ({r[claim]['z']:+.1f})"
             for label, _, r in self.neighbours
-            if not r[claim]["z"] > 0
+            if not r[claim]["z"] > 0 and r[claim]["status"] != "not testable"
         ]
 
     def as_dict(self) -> dict[str, Any]:
@@ -109,7 +113,11 @@ def check(
     work_dir: Path,
     processes: int = 1,
     progress: bool = False,
+    stream: int | None = None,
 ) -> Robustness:
+    """Every claim at the defaults and their neighbours, on seed stream ``stream`` of the
+    experiments' scenarios (the report: its own robustness stream, fresh seeds that neither
+    the calibration nor the report's verdicts use)."""
     centre = defaults(game, list(box))
     points = [("defaults", centre), *neighbourhood(centre, box)]
     results = []
@@ -124,6 +132,7 @@ def check(
                 work_dir=work_dir / f"point_{i:03d}",
                 processes=processes,
                 sizes=sizes,
+                stream=stream,
             )
         )
     return Robustness(
@@ -150,13 +159,18 @@ def robustness_section(
     raw = tomllib.loads(Path(targets_file).read_text())
     sizes = raw.get("sizes") if mode == "quick" else None
     box = open_parameters(targets_file)
+    from mesa_dilemmas.scenarios.batch import ROBUSTNESS_STREAM
+
     saved = out / "runs" / f"robustness_{game}.json"
     if saved.is_file():
         data = json.loads(saved.read_text())
-        if data.get("mode") == mode:
+        if data.get("mode") == mode and data.get("stream") == ROBUSTNESS_STREAM:
             r = Robustness.from_dict(data)
             return Section(
-                f"robustness {game}", lines(r, claims, data["wall_s"], mode), data["wall_s"], True
+                f"robustness {game}",
+                lines(r, claims, data["wall_s"], mode, calibration_zs(targets_file)),
+                data["wall_s"],
+                True,
             )
     if progress:
         print(f"reproduce: robustness of {game}'s claims", flush=True)
@@ -170,15 +184,49 @@ def robustness_section(
         work_dir=out / "runs" / f"robustness_{game}",
         processes=processes,
         progress=progress,
+        stream=ROBUSTNESS_STREAM,
     )
     wall = time.perf_counter() - started
     write_text_atomic(
-        saved, json.dumps({"mode": mode, "wall_s": round(wall, 1), **r.as_dict()}, indent=2)
+        saved,
+        json.dumps(
+            {"mode": mode, "stream": ROBUSTNESS_STREAM, "wall_s": round(wall, 1), **r.as_dict()},
+            indent=2,
+        ),
     )
-    return Section(f"robustness {game}", lines(r, claims, wall, mode), wall)
+    return Section(
+        f"robustness {game}", lines(r, claims, wall, mode, calibration_zs(targets_file)), wall
+    )
 
 
-def lines(r: Robustness, claims: ClaimSet, wall: float, mode: str) -> list[str]:
+def calibration_zs(targets_file: Path) -> dict[str, float]:
+    """The chosen point's z per claim on the calibration's own seeds, from the study committed
+    beside the targets file (``calibration_study.json``: its row labelled ``chosen...``)."""
+    study = Path(targets_file).with_name("calibration_study.json")
+    if not study.is_file():
+        return {}
+    rows = json.loads(study.read_text()).get("rows", [])
+    chosen = next((r for r in rows if str(r.get("label", "")).startswith("chosen")), None)
+    return {} if chosen is None else {k: float(v) for k, v in chosen.get("z", {}).items()}
+
+
+def _z_text(result: dict[str, Any]) -> str:
+    if result.get("status") == "not testable":
+        return "not testable"
+    z = result.get("z")
+    return "n/a" if z is None or z != z else f"{z:+.1f}"
+
+
+def lines(
+    r: Robustness,
+    claims: ClaimSet,
+    wall: float,
+    mode: str,
+    calibrated: dict[str, float] | None = None,
+) -> list[str]:
+    """The section's table; ``calibrated``: each claim's z at the chosen point on the
+    calibration's own seeds, shown beside its z there on fresh seeds."""
+    calibrated = calibrated or {}
     n = len(r.neighbours)
     centre = ", ".join(f"{k} {v:g}" for k, v in r.centre.items())
     out = [
@@ -186,21 +234,32 @@ def lines(r: Robustness, claims: ClaimSet, wall: float, mode: str) -> list[str]:
         "",
         f"Each open parameter moved by -25% and +25% around the defaults ({centre}), the "
         f"others fixed: {n} neighbours, {wall:.0f} s, experiments at the "
-        f"{'calibration' if mode == 'quick' else 'quick report'}'s sizes. z is each claim's "
-        "standardised effect as its judge computes it (> 0: the paper's direction; "
-        f"> {SIGNIFICANT}: significant one-sided).",
+        f"{'calibration' if mode == 'quick' else 'quick report'}'s sizes, on fresh seeds "
+        "(the robustness check's own seed stream, which neither the calibration nor the "
+        "report's verdicts use). z is each claim's standardised effect as its judge computes "
+        f"it (> 0: the paper's direction; > {SIGNIFICANT}: significant one-sided); a point "
+        "where the claim cannot fail (a tie at the round cap, a ceiling) is not testable and "
+        "counted neither way.",
         "",
-        "| claim | z at the defaults | direction holds | significant | where it fails |",
-        "|---|---|---|---|---|",
+        "| claim | "
+        + ("z on the calibration's seeds | " if calibrated else "")
+        + "z at the defaults, fresh seeds | direction holds | significant | not testable "
+        "| where it fails |",
+        "|---|---|---|---|---|---|" + ("---|" if calibrated else ""),
     ]
     for claim in claims.claims:
         if claim.key not in r.centre_results:
             continue
         held, sig = r.held(claim.key), r.significant(claim.key)
+        untestable = r.untestable(claim.key)
         fails = r.failures(claim.key)
-        where = "-" if not fails else ", ".join(fails) if len(fails) < n else "everywhere"
+        testable = n - untestable
+        where = "-" if not fails else ", ".join(fails) if len(fails) < testable else "everywhere"
+        before = calibrated.get(claim.key)
         out.append(
-            f"| {claim.where}: {claim.key} | {r.centre_results[claim.key]['z']:+.1f} | "
-            f"{held}/{n} | {sig}/{n} | {where} |"
+            f"| {claim.where}: {claim.key} | "
+            + (f"{before:+.1f} | " if before is not None else "- | " if calibrated else "")
+            + f"{_z_text(r.centre_results[claim.key])} | "
+            f"{held}/{testable} | {sig}/{testable} | {untestable}/{n} | {where} |"
         )
     return [*out, ""]
