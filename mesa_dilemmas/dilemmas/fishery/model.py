@@ -211,6 +211,30 @@ class FisheryModel(DilemmaModel):
         "cap_unparsed",
     )
     PHASES: ClassVar[tuple[str, ...]] = ("harvest", "punish", "settle", "learn", "govern")
+    #: the step reporters (column -> model attribute), in the DataCollector's order; the
+    #: vectorised engine (``vector.py``) writes the same columns
+    STEP_REPORTERS: ClassVar[dict[str, str]] = {
+        "stock": "stock",
+        "total_harvest": "total_harvest",
+        "efficiency_t": "efficiency_now",
+        "efficiency": "efficiency",
+        "compliance": "compliance",
+        "effort_compliance": "effort_compliance",
+        "govsim_efficiency": "govsim_efficiency",
+        "cap_unparsed": "cap_unparsed",
+        "mean_effort": "mean_effort",
+        "group_norm": "group_norm",
+        "wealth_gini": "wealth_gini",
+        "n_alive": "n_alive",
+        "deaths": "deaths",
+        "punishments": "punishments",
+        "collapsed": "collapsed",
+        "survival_time": "survival_time",
+        "norm_similarity": "norm_similarity",
+        "norm_alignment": "norm_alignment",
+        "shared_policy": "shared_policy",
+        "llm_decisions_per_villager": "llm_decisions_per_villager",
+    }
     PROMPTS_DIR: ClassVar[Any] = prompts_dir()
     #: the step reporter of LLM decisions per LLM agent and round (summary.json llm_per_round)
     LLM_DECISIONS_REPORTER: ClassVar[str] = "llm_decisions_per_villager"
@@ -530,26 +554,7 @@ class FisheryModel(DilemmaModel):
 
         self.datacollector = mesa.DataCollector(
             model_reporters={
-                "stock": "stock",
-                "total_harvest": "total_harvest",
-                "efficiency_t": "efficiency_now",
-                "efficiency": "efficiency",
-                "compliance": "compliance",
-                "effort_compliance": "effort_compliance",
-                "govsim_efficiency": "govsim_efficiency",
-                "cap_unparsed": "cap_unparsed",
-                "mean_effort": "mean_effort",
-                "group_norm": "group_norm",
-                "wealth_gini": "wealth_gini",
-                "n_alive": "n_alive",
-                "deaths": "deaths",
-                "punishments": "punishments",
-                "collapsed": "collapsed",
-                "survival_time": "survival_time",
-                "norm_similarity": "norm_similarity",
-                "norm_alignment": "norm_alignment",
-                "shared_policy": "shared_policy",
-                "llm_decisions_per_villager": "llm_decisions_per_villager",
+                **self.STEP_REPORTERS,
                 **({"decision_fallbacks": "decision_fallbacks"} if self.may_fall_back() else {}),
             },
         )

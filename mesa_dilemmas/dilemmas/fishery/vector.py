@@ -39,12 +39,15 @@ ziggurat's fast path, and the runs with deaths (``stop_at_collapse = false``).  
 is dropped from the state arrays; the random buffers keep their rows and are reached through an
 index map.
 
-Supported (:func:`unsupported` says why not otherwise, and the batch falls back to the Mesa
-model): rule villagers only (no ``players`` population, no ``llm_agents``), numeric proposals
+What it runs is an allow-list (:data:`SUPPORTED`, :data:`INERT`, :data:`ONLY`;
+:func:`unsupported` says why not otherwise, and the batch falls back to the Mesa model): rule
+villagers only (no ``players`` population, no ``llm_agents``), numeric proposals
 (``proposal_form = "number"``; text norms vote by plurality over sentences).  Everything else --
 typed populations, both punisher profiles, the punishment shock, doubling regrowth, fines per
 punisher, sanction learning, personal caps, the ablations, deaths with ``stop_at_collapse =
-false`` -- runs here.
+false`` -- runs here.  A model parameter the engine does not declare sends the run to the Mesa
+model, and ``tests/test_fishery_vector_properties.py`` fails until it is declared; the same
+test draws every declared parameter at once (hypothesis) and requires identical rows.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from __future__ import annotations
 import inspect
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat, starmap
 from typing import Any
 
@@ -62,29 +65,8 @@ from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence
 from mesa_dilemmas.dilemmas.fishery.villagers import TYPE_RANGES
 
-#: the model's step reporters, in its DataCollector's order
-REPORTERS = (
-    "stock",
-    "total_harvest",
-    "efficiency_t",
-    "efficiency",
-    "compliance",
-    "effort_compliance",
-    "govsim_efficiency",
-    "cap_unparsed",
-    "mean_effort",
-    "group_norm",
-    "wealth_gini",
-    "n_alive",
-    "deaths",
-    "punishments",
-    "collapsed",
-    "survival_time",
-    "norm_similarity",
-    "norm_alignment",
-    "shared_policy",
-    "llm_decisions_per_villager",
-)
+#: the model's step reporters, in its DataCollector's order (declared once, on the model)
+REPORTERS = tuple(FisheryModel.STEP_REPORTERS)
 
 DEFAULTS = {
     name: p.default
@@ -93,16 +75,76 @@ DEFAULTS = {
 }
 
 
+#: the model parameters this engine runs, at every value the model accepts (the equality
+#: test draws each of them: ``tests/test_fishery_vector_properties.py``)
+SUPPORTED = frozenset(
+    {
+        "n_agents",
+        "capacity",
+        "growth_rate",
+        "initial_stock",
+        "catchability",
+        "consumption",
+        "initial_wealth",
+        "collapse_threshold",
+        "penalty",
+        "punish_cost",
+        "punishment",
+        "punishment_off_at",
+        "regrowth",
+        "population",
+        "altruism_ratio",
+        "punisher_profile",
+        "monitoring_min",
+        "monitoring_max",
+        "selection_strength",
+        "mutation_sd",
+        "norm_mutation_sd",
+        "payoff_ema",
+        "revision_rate",
+        "respect_personal_cap",
+        "sanction_learning",
+        "fine_per_punisher",
+        "efficiency_horizon",
+        "social_learning",
+        "group_decision",
+        "stop_at_collapse",
+    }
+)
+#: parameters that shape only what LLM villagers read: with rule villagers alone they change
+#: nothing, so the engine accepts and ignores them (the equality test draws them too)
+INERT = frozenset({"llm", "peers_sampled", "universalization_hint"})
+#: parameters the engine runs only where a test holds (why not, otherwise); any other value
+#: runs in the Mesa model
+ONLY: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "players": (
+        lambda v: not v,
+        "a [population] (players) is given: the engine runs rule villagers only",
+    ),
+    "llm_agents": (lambda v: v == 0, "llm_agents > 0: LLM villagers run in the Mesa model"),
+    "proposal_form": (
+        lambda v: v == "number",
+        "proposal_form = 'text': text norms run in the Mesa model",
+    ),
+}
+#: arguments that are not model parameters (each run's seed)
+_NOT_PARAMETERS = frozenset({"rng"})
+
+
 def unsupported(params: dict[str, Any]) -> str | None:
-    """Why a run with these model arguments cannot use this engine (None: it can)."""
+    """Why a run with these model arguments cannot use this engine (None: it can).
+
+    An allow-list: a parameter the engine does not declare (:data:`SUPPORTED`, :data:`INERT`,
+    :data:`ONLY`) sends the run to the Mesa model, so a parameter added to the model is never
+    silently ignored by a sweep."""
     p = {**DEFAULTS, **params}
-    players = p.get("players")
-    if players:
-        return "a [population] (players) is given: the engine runs rule villagers only"
-    if p.get("llm_agents", 0):
-        return "llm_agents > 0: LLM villagers run in the Mesa model"
-    if p.get("proposal_form") != "number":
-        return "proposal_form = 'text': text norms run in the Mesa model"
+    for name, value in p.items():
+        if name in ONLY:
+            holds, why = ONLY[name]
+            if not holds(value):
+                return why
+        elif name not in SUPPORTED and name not in INERT and name not in _NOT_PARAMETERS:
+            return f"{name}: not a parameter the vectorised engine declares (vector.SUPPORTED)"
     return None
 
 
@@ -959,4 +1001,4 @@ class _Engine:
         self.collapsed = self.collapsed | (open_ & ((check <= self.rmin) | (n_alive < n)))
 
 
-__all__ = ["REPORTERS", "run_vector", "unsupported"]
+__all__ = ["INERT", "ONLY", "REPORTERS", "SUPPORTED", "run_vector", "unsupported"]
