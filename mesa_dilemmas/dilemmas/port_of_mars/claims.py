@@ -444,6 +444,58 @@ def judge_pom_culture_dirty(run_dir: Path) -> Verdict:
     return _culture_verdict(run_dir, "dirty_share", 1, "share points", "dirty share per seat")
 
 
+#: bootstrap resamples of games for the gaps of Table 1's dirty-card order (a fixed seed: the
+#: verdict of a run directory never changes)
+BOOTSTRAP = 400
+
+
+def judge_pom_culture_dirty_gaps(run_dir: Path) -> Verdict:
+    """Table 1: the two individualist groups are close in dirty use and the steps below them
+    larger (LLM players: HI 15%, EI 13%, HC 7%, EC 4%: gaps 2, 6, 3 points).  Tested on pooled
+    shares: |HI - EI| below |EI - HC| and below |HC - EC|, each by a bootstrap over games."""
+    seats = _seats(run_dir)
+    order = _table1_order(1)  # HI, EI, HC, EC
+    games = seats["RunId"].unique()
+    if len(games) < 3:
+        return Verdict("too few games", "-", "inconclusive")
+    taken = seats.pivot_table(index="RunId", columns="label", values="dirty_taken", aggfunc="sum")
+    opps = seats.pivot_table(
+        index="RunId", columns="label", values="dirty_opportunities", aggfunc="sum"
+    )
+    taken, opps = taken.reindex(columns=order).fillna(0), opps.reindex(columns=order).fillna(0)
+
+    def gaps(idx: np.ndarray) -> np.ndarray:
+        share = taken.iloc[idx].sum().to_numpy() / np.maximum(opps.iloc[idx].sum().to_numpy(), 1)
+        g = np.abs(np.diff(share))
+        return np.array([g[1] - g[0], g[2] - g[0]])  # > 0: the paper's shape
+
+    point = gaps(np.arange(len(taken)))
+    rng = np.random.default_rng(0)
+    boot = np.array([gaps(rng.integers(len(taken), size=len(taken))) for _ in range(BOOTSTRAP)])
+    statuses, parts = [], []
+    for i, (name, paper) in enumerate((("EI - HC", 0.06 - 0.02), ("HC - EC", 0.03 - 0.02))):
+        se = float(boot[:, i].std(ddof=1))
+        p = min(1.0, 2 * min(float((boot[:, i] <= 0).mean()), float((boot[:, i] >= 0).mean())))
+        power = _normal_power(se, paper, len(taken), f"the paper's {paper:.0%}", "games")
+        status = decide(float(point[i]), p, power)
+        statuses.append(status)
+        parts.append(
+            f"|{name}| - |HI - EI| = {point[i]:+.3f} ± {se:.3f} ({p_text(p)}"
+            + ("" if status == "reproduced" else f"; {power.text()}")
+            + ")"
+        )
+    share = taken.sum() / opps.sum().where(opps.sum() > 0)
+    return Verdict(
+        "pooled % dirty: "
+        + ", ".join(f"{SHORT[g]} {v:.1%}" for g, v in share.items())
+        + "; "
+        + "; ".join(parts),
+        f"bootstrap over {len(taken)} games ({BOOTSTRAP} resamples): each later gap above the "
+        "individualists' gap",
+        combine_statuses(statuses),
+    )
+
+
 def judge_pom_culture_points(run_dir: Path) -> Verdict:
     return _culture_verdict(
         run_dir, "points", 0, "points", "points in surviving games", survived_only=True
@@ -921,6 +973,19 @@ CLAIMS = [
             "(400 fresh games, seeds 90000 + i: per seat EI 70.2% vs HI 63.2%, +-1.9; HC 22.4%, "
             "EC 19.7%); the paper's own HI - EI gap is 2 points, which 80 games a cell cannot "
             "see either way"
+        ),
+    ),
+    _claim(
+        "Sec. 4.1, Table 1",
+        "The two individualist groups are close in dirty use; the steps down to the "
+        "communitarians are larger",
+        "pom_culture",
+        judge_pom_culture_dirty_gaps,
+        note=(
+            "the step from the individualists to the communitarians is large (about 40 points "
+            "of pooled % dirty), but the two communitarian groups are as close as the two "
+            "individualists (400 fresh games: 17.8% vs 15.9%, against 56.4% vs 50.2%): their "
+            "angles, 45 and 50, are 5 degrees apart as the individualists' are"
         ),
     ),
     _claim(
