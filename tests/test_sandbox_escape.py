@@ -31,8 +31,8 @@ import pytest
 from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.agents.strategies.sandbox import (
     SandboxLimits,
-    default_sandbox,
     get_limits,
+    sandbox_for,
     set_limits,
 )
 from mesa_dilemmas.llm import redact
@@ -357,8 +357,9 @@ def test_time_limits_count_cpu_time_not_wall_clock(tmp_path: Path, tight_limits)
 
 
 def test_workers_report_their_layers() -> None:
-    box = default_sandbox()
-    load_strategy_set(CORPUS / "benign.py")
+    box = sandbox_for("test: layers")
+    header, _ = box.call("describe", {"path": str(CORPUS / "benign.py")})
+    assert header["set"]["entries"]
     applied = " | ".join(box.applied)
     if os.geteuid() == 0:  # CI: everything is available
         assert not box.missing, box.missing
@@ -398,9 +399,9 @@ def test_works_as_non_root() -> None:
     script = (
         "import json, sys\n"
         "from mesa_dilemmas.agents.strategies import load_strategy_set\n"
-        "from mesa_dilemmas.agents.strategies.sandbox import default_sandbox\n"
+        "from mesa_dilemmas.agents.strategies.sandbox import all_sandboxes\n"
         f"s = load_strategy_set({str(CORPUS / 'benign.py')!r})\n"
-        "box = default_sandbox()\n"
+        "box = all_sandboxes()[-1]\n"
         "print(json.dumps({'n': len(s), 'applied': box.applied, 'missing': box.missing}))\n"
     )
     result = subprocess.run(

@@ -800,14 +800,17 @@ def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dic
 
 def describe_set(path: Path) -> StrategySet:
     """Load the set at ``path`` in a sandbox worker; the run gets checked metadata back."""
-    from mesa_dilemmas.agents.strategies.sandbox import WorkerLost, default_sandbox, get_limits
+    from mesa_dilemmas.agents.strategies.sandbox import WorkerLost, get_limits, sandbox_for
 
-    box = default_sandbox()
+    # a worker of its own: no other set's code (imported before) can change what it says
+    box = sandbox_for(f"load:{path}")
     budget = max(60.0, 10 * get_limits().match_cpu)  # CPU seconds
     try:
         header, _ = box.call("describe", {"path": str(path)}, budget=budget)
     except WorkerLost as lost:
         raise ValueError(f"strategy set {path}: loading it {lost.reason}") from None
+    finally:
+        box.close()
     if "error" in header:
         raise ValueError(f"strategy set {path}: {header['error']}")
     meta = header.get("set")

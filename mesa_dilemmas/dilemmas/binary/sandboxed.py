@@ -29,6 +29,7 @@ decomposition, never by the number of processes.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import random
 import sys
@@ -42,10 +43,11 @@ from mesa_dilemmas.agents.strategies.loader import StrategyEntry, entry_class
 from mesa_dilemmas.agents.strategies.sandbox import (
     Flag,
     WorkerLost,
-    default_sandbox,
     get_limits,
     integrity,
+    protocol,
     register_handler,
+    sandbox_for,
 )
 from mesa_dilemmas.agents.strategies.sandbox.worker import (
     BUILDING,
@@ -90,6 +92,92 @@ def _default(view: Any) -> str:
 # -- the run's side --------------------------------------------------------------------------
 
 
+def _unit(entry: StrategyEntry) -> str:
+    """The unit of trust of an entry's code: its file (trusted entries: one unit of their own).
+    Code of two units never runs in the same worker interpreter."""
+    return "trusted" if entry.trusted else f"file:{entry.module}"
+
+
+class _Part:
+    """The seats of one unit of trust in a batch, played by that unit's own worker."""
+
+    def __init__(
+        self, key: str, members: list[int], seat_entry: np.ndarray, free: np.ndarray, n_entries: int
+    ) -> None:
+        self.key = key
+        self.members = members  # global entry indices, in local order
+        self.local = {g: k for k, g in enumerate(members)}
+        lut = np.full(n_entries + 1, -1, dtype=np.int32)  # index -1 (scripted) -> -1
+        lut[members] = np.arange(len(members), dtype=np.int32)
+        self.lineups = lut[seat_entry]
+        mine = self.lineups.reshape(-1) >= 0
+        self.seats = np.flatnonzero(mine)  # flat seats, in the worker's free-seat order
+        self.free = np.flatnonzero(mine[free])  # their global free-seat indices
+        self.free_of = {int(g): k for k, g in enumerate(self.free.tolist())}
+        self.box: Any = None
+        self.busy = False  # a request is in flight
+        self.awaiting = False  # it sent a round and waits for the run's reply
+
+    def header(self, base: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+        """This part's request: its own entries and seats only (global -> local indices)."""
+        m = self.members
+        return {
+            **base,
+            "entries": [base["entries"][g] for g in m],
+            "trusted": [base["trusted"][g] for g in m],
+            "memo": [base["memo"][g] for g in m],
+            "anonymous": [base["anonymous"][g] for g in m],
+            "skip_entries": [self.local[g] for g in state["skip"] if g in self.local],
+            "disabled": [[self.free_of[k], t] for k, t in state["disabled"] if k in self.free_of],
+            "audit_round": state["audit"].get(self.key),
+        }
+
+
+def _arr(got: dict[str, np.ndarray], name: str, shape: tuple[int, ...], kinds: str) -> np.ndarray:
+    a = got.get(name)
+    if a is None or a.shape != shape or a.dtype.kind not in kinds:
+        raise ValueError(f"{name} missing or of the wrong shape or type")
+    return a
+
+
+def _check_final(
+    out: dict[str, Any], got: dict[str, np.ndarray], part: _Part, batch: int, n: int, played: int
+) -> tuple[np.ndarray | None, np.ndarray, list[tuple[int, int, int, str]], list[int]]:
+    """A part's answer, checked field by field: (actions or None, used_rng of its seats, flags
+    as (global free-seat index, round, count, reason), memo counts).  Raises ValueError."""
+    actions = None
+    if "actions" in got:
+        actions = _arr(got, "actions", (batch, n, played), "iub")
+        if actions.dtype.kind != "b" and ((actions != 0) & (actions != 1)).any():
+            raise ValueError("actions other than 0 and 1")
+    used = _arr(got, "used_rng", (batch, n), "b").reshape(-1)[part.seats]
+    m = len(got.get("flag_seat", ()))
+    seats = _arr(got, "flag_seat", (m,), "i").tolist()
+    rounds_ = _arr(got, "flag_round", (m,), "i").tolist()
+    counts = _arr(got, "flag_count", (m,), "i").tolist()
+    which = _arr(got, "flag_reason", (m,), "i").tolist()
+    reasons = out.get("reasons")
+    if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
+        raise ValueError("reasons are not a list of texts")
+    flags = []
+    for k, t, c, w in zip(seats, rounds_, counts, which, strict=True):
+        if not (0 <= k < len(part.free) and -1 <= t < played and 0 <= w < len(reasons)):
+            raise ValueError("a flag names a seat, round or reason that does not exist")
+        flags.append((int(part.free[k]), int(t), max(1, int(c)), reasons[w][:500]))
+    memo = out.get("memo") or [0, 0]
+    if (
+        not isinstance(memo, list)
+        or len(memo) != 2
+        or not all(type(x) is int and 0 <= x < 1 << 62 for x in memo)
+    ):
+        raise ValueError("memo counts are not two counts")
+    return actions, used, flags, memo
+
+
+#: per entry over the process: [wall seconds spent idle (sleeping, blocking), CPU seconds]
+_idle: dict[str, list[float]] = {}
+
+
 def play_sandboxed(
     game: BinaryGame,
     lineups: Sequence[Sequence[StrategyEntry | None]],
@@ -98,7 +186,12 @@ def play_sandboxed(
     rounds: int | None,
     keep_history: bool,
 ) -> BatchResult:
-    """:func:`~mesa_dilemmas.dilemmas.binary.game.play_batch` for batches with untrusted strategies."""
+    """:func:`~mesa_dilemmas.dilemmas.binary.game.play_batch` for batches with untrusted strategies.
+
+    Each unit of trust (a strategy file; the trusted entries) plays its seats in its own worker.
+    A batch of one unit is played whole there; a batch of several is played in lockstep: every
+    round each worker answers for its own seats, and this process assembles the round and sends
+    it back to all of them, so no unit's code can see or change another's moves."""
     n, horizon = game.n_players, game.n_rounds
     played = horizon if rounds is None else int(rounds)
     batch = len(lineups)
@@ -120,8 +213,14 @@ def play_sandboxed(
             seat_entry[b, i] = k
     if scripted is None and (seat_entry < 0).any():
         raise ValueError("play_batch: scripted seats (None) need a `scripted` action array")
-    free = np.flatnonzero(seat_entry.reshape(-1) >= 0)
-    header: dict[str, Any] = {
+    flat_entry = seat_entry.reshape(-1)
+    free = np.flatnonzero(flat_entry >= 0)
+    units: dict[str, list[int]] = {}
+    for k, e in enumerate(entries):
+        units.setdefault(_unit(e), []).append(k)
+    parts = [_Part(key, m, seat_entry, free, len(entries)) for key, m in units.items()]
+    lockstep = len(parts) > 1
+    base: dict[str, Any] = {
         "game": game.NAME,
         "n": n,
         "horizon": horizon,
@@ -129,141 +228,306 @@ def play_sandboxed(
         "params": game.params(),
         "entries": [e.ref() for e in entries],
         "trusted": [e.trusted for e in entries],
-        "skip_entries": [],
-        "disabled": [],  # [free-seat index, from round]
-        "audit_round": None,
         # deterministic entries (known from their checks): answers memoised by history
         "memo": [bool(MEMOISE and e.deterministic) for e in entries],
         "anonymous": [bool(e.anonymous) for e in entries],
+        "lockstep": lockstep,
     }
-    arrays: dict[str, np.ndarray] = {
-        "lineups": seat_entry,
-        "entropies": np.asarray(entropies, dtype=np.int64),
-    }
-    if scripted is not None:
-        arrays["scripted"] = (np.asarray(scripted)[:, :, :horizon] > 0).astype(np.int8)
-    lost_flags: dict[int, tuple[int, str]] = {}  # free-seat index -> (round, reason)
+    state: dict[str, Any] = {"skip": [], "disabled": [], "audit": {}}
+    ent_arr = np.asarray(entropies, dtype=np.int64)
+    sc = None if scripted is None else (np.asarray(scripted)[:, :, :horizon] > 0).astype(np.int8)
+    lost_flags: dict[int, tuple[int, str]] = {}  # global free-seat index -> (round, reason)
     entry_flags: dict[int, str] = {}
     keys = [_key(e) for e in entries]
+    entry_of_free = flat_entry[free]
+
+    def skip(e: int, why: str) -> None:
+        if e not in state["skip"]:
+            state["skip"].append(e)
+        entry_flags.setdefault(e, why)
+
+    def note_loss(e: int, why: str) -> None:
+        _losses.setdefault(keys[e], []).append(why)
+        if len(_losses[keys[e]]) >= QUARANTINE_AFTER:
+            skip(e, f"quarantined: {_losses[keys[e]][0]}")
+
     for k, key in enumerate(keys):
         if len(_losses.get(key, ())) >= QUARANTINE_AFTER:
-            header["skip_entries"].append(k)
-            entry_flags[k] = f"quarantined: {_losses[key][0]} (and {len(_losses[key]) - 1} more)"
-    flat_entry = seat_entry.reshape(-1)
-    box = default_sandbox()
-    budget = get_limits().match_cpu * max(1, batch) * (played / max(1, horizon))
-    for _attempt in range(len(free) + len(entries) + 4):
+            skip(k, f"quarantined: {_losses[key][0]} (and {len(_losses[key]) - 1} more)")
+    limits = get_limits()
+    budget = max(1.0, limits.match_cpu * max(1, batch) * (played / max(1, horizon)))
+    final_bytes = protocol.MAX_HEADER + 64 * batch * n * (played + 2) + 4096
+    step_bytes = protocol.MAX_HEADER + batch * n + 4096
+    unit_keys = frozenset(units)
+
+    def charger(part: _Part) -> Any:
+        """Idle time (wall clock beyond CPU) of each call, charged to the entry the part's
+        progress page names (within the part only): a sleeper is stopped by its budget."""
+
+        def charge(progress: tuple[int, ...], wall: float, cpu: float) -> None:
+            seat, phase = progress[SLOT_SEAT], progress[SLOT_PHASE]
+            if phase not in (BUILDING, PLAYING) or not 0 <= seat < len(part.free):
+                return
+            e = int(entry_of_free[part.free[seat]])
+            got = _idle.setdefault(keys[e], [0.0, 0.0])
+            got[0] += max(0.0, wall - max(cpu, 0.0))
+            got[1] += max(cpu, 0.0)
+            if got[0] > limits.strategy_idle + limits.idle_factor * got[1]:
+                part.box.lose(
+                    f"exceeded its budget of {limits.strategy_idle:g} s of wall-clock time "
+                    "spent not computing over the run (it slept or blocked)",
+                    progress,
+                    protocol=False,
+                )
+
+        return charge
+
+    def blame_part(part: _Part, why: str) -> None:
+        """A breach the run cannot pin on one strategy: the whole unit, as the run knows it."""
+        for g in part.members:
+            if not entries[g].trusted:
+                skip(g, why)
+                _losses.setdefault(keys[g], []).append(why)
+
+    def abort(part: _Part) -> None:
+        """Call off a part's request (another part failed); a worker that will not stop ends."""
+        if not part.busy:
+            return
+        part.busy = False
         try:
-            out, got = box.call("play", header, arrays, budget=max(budget, 1.0))
-            if "error" in out:  # the engine failed in the worker: blame whoever was playing
-                progress = out.get("progress") or [-1, -1, -1]
-                lost = WorkerLost(f"broke the engine ({str(out['error'])[:200]})", tuple(progress))
-                box.close()
-                raise lost
-        except WorkerLost as lost:
-            seat, t, phase = (
-                lost.progress[SLOT_SEAT],
-                lost.progress[SLOT_ROUND],
-                lost.progress[SLOT_PHASE],
-            )
-            if phase == LOADING and 0 <= seat < len(entries):
-                header["skip_entries"].append(seat)
-                entry_flags[seat] = f"loading its code {lost.reason}"
-                continue
-            if phase in (BUILDING, PLAYING) and 0 <= seat < len(free):
-                t = -1 if phase == BUILDING else min(max(t, 0), played - 1)
-                header["disabled"].append([seat, t])
-                lost_flags.setdefault(seat, (t, lost.reason))
-                e = int(flat_entry[free[seat]])
-                _losses.setdefault(keys[e], []).append(lost.reason)
-                if len(_losses[keys[e]]) >= QUARANTINE_AFTER and e not in header["skip_entries"]:
-                    header["skip_entries"].append(e)
-                    entry_flags[e] = f"quarantined: {_losses[keys[e]][0]}"
-                continue
-            if header["audit_round"] != "all":  # lost between calls: check after every call
-                header["audit_round"] = "all"
-                continue
-            raise RuntimeError(
-                f"sandbox worker lost outside any strategy call: {lost.reason}"
-            ) from None
+            if part.awaiting:
+                part.box.reply({"abort": True})
+            for _ in range(3):
+                msg, _ = part.box.receive(step_bytes)
+                if not msg.get("step"):
+                    return
+                part.box.reply({"abort": True})
+        except WorkerLost:
+            return
+        part.box.close()
+
+    def lost(part: _Part, exc: WorkerLost) -> None:
+        seat, t, phase = (
+            exc.progress[SLOT_SEAT],
+            exc.progress[SLOT_ROUND],
+            exc.progress[SLOT_PHASE],
+        )
+        if exc.protocol:
+            blame_part(part, f"its file's worker {exc.reason}")
+        elif phase == LOADING and 0 <= seat < len(part.members):
+            skip(part.members[seat], f"loading its code {exc.reason}")
+        elif phase in (BUILDING, PLAYING) and 0 <= seat < len(part.free):
+            k = int(part.free[seat])
+            t = -1 if phase == BUILDING else min(max(t, 0), played - 1)
+            state["disabled"].append([k, t])
+            lost_flags.setdefault(k, (t, exc.reason))
+            note_loss(int(entry_of_free[k]), exc.reason)
+        elif state["audit"].get(part.key) != "all":  # lost between calls: check after every call
+            state["audit"][part.key] = "all"
+        else:
+            blame_part(part, f"its file's worker {exc.reason} outside any strategy call")
+
+    def final(part: _Part, out: dict[str, Any]) -> bool:
+        """Act on a part's report of tampering or an engine failure; True: replay the batch."""
+        if "error" in out:  # the engine failed in the worker: blame whoever was playing
+            progress = out.get("progress")
+            if not (
+                isinstance(progress, list)
+                and len(progress) == 3
+                and all(type(x) is int for x in progress)
+            ):
+                progress = [-1, -1, -1]
+            why = f"broke the engine ({str(out['error'])[:200]})"
+            part.box.close()
+            lost(part, WorkerLost(why, (*progress, 0, 0, 0, 0, 0)))
+            return True
         if "tampered" in out:  # find who: replay the round with the check after every call
-            header["audit_round"] = int(out["tampered"])
-            box.close()
-            continue
+            t = out["tampered"]
+            if type(t) is not int or not -2 <= t < played:
+                part.box.close()
+                blame_part(part, "its file's worker sent a malformed tamper report")
+                return True
+            if state["audit"].get(part.key) is not None:  # checked after every call already
+                part.box.close()
+                blame_part(part, "its file's worker reported tampering no call made")
+                state["audit"].pop(part.key, None)
+                return True
+            state["audit"][part.key] = t
+            part.box.close()
+            return True
         if "culprit" in out:
-            seat, t = int(out["culprit"]), int(out["round"])
+            seat, t = out.get("culprit"), out.get("round")
             what = str(out.get("what", "?"))[:200]
-            if out.get("phase") == "loading" and 0 <= seat < len(entries):
-                header["skip_entries"].append(seat)
-                entry_flags[seat] = f"patched {what} when loaded"
-            elif 0 <= seat < len(free):
-                header["disabled"].append([seat, t])
-                lost_flags.setdefault(seat, (t, f"patched {what}"))
+            part.box.close()
+            if type(seat) is not int or type(t) is not int or not -1 <= t < played:
+                blame_part(part, "its file's worker sent a malformed tamper report")
+            elif out.get("phase") == "loading" and 0 <= seat < len(part.members):
+                skip(part.members[seat], f"patched {what} when loaded")
+            elif 0 <= seat < len(part.free):
+                k = int(part.free[seat])
+                if [k, t] in state["disabled"]:  # stopped already: the report was forged
+                    blame_part(part, "its file's worker named a culprit that no longer plays")
+                else:
+                    state["disabled"].append([k, t])
+                    lost_flags.setdefault(k, (t, f"patched {what}"))
             else:
-                raise RuntimeError("sandbox worker named no valid culprit")
-            header["audit_round"] = None
-            box.close()
+                blame_part(part, "its file's worker named no valid culprit")
+            state["audit"].pop(part.key, None)
+            return True
+        return False
+
+    results: dict[str, tuple[Any, ...]] = {}
+    actions_all = np.zeros((batch, n, horizon), dtype=np.int8)
+    scripted_idx = np.flatnonzero(flat_entry < 0)
+    patience = len(free) + 2 * len(entries) + 4 * len(parts) + 4
+    failures: dict[str, int] = {}  # unit -> attempts it made fail
+    for attempt in range(patience + 4):
+        if attempt == patience:  # something keeps failing that no strategy call explains
+            worst = max(failures.values(), default=0)
+            for part in parts:
+                if worst and failures.get(part.key) == worst:
+                    blame_part(part, "its file's worker kept failing outside any strategy call")
+        results.clear()
+        for part in parts:
+            part.box = sandbox_for(part.key, unit_keys)
+        current: _Part | None = None
+        try:
+            for part in parts:
+                current = part
+                arrays = {"lineups": part.lineups, "entropies": ent_arr}
+                if sc is not None and not lockstep:
+                    arrays["scripted"] = sc
+                part.box.begin("play", part.header(base, state), arrays, budget)
+                part.busy, part.awaiting = True, False
+            done = not lockstep
+            matrix = np.zeros(batch * n, dtype=bool)
+            for t in range(played if lockstep else 0):
+                if len(scripted_idx):
+                    assert sc is not None
+                    matrix[scripted_idx] = sc[:, :, t].reshape(-1)[scripted_idx] > 0
+                for part in parts:
+                    current = part
+                    msg, got = part.box.receive(step_bytes, charger(part))
+                    if not msg.get("step"):
+                        part.busy = False
+                        if not final(part, msg):
+                            part.box.lose("ended its matches early")
+                        raise _Replay
+                    part.awaiting = True
+                    answers = got.get("answers")
+                    if (
+                        msg.get("round") != t
+                        or answers is None
+                        or answers.dtype != np.bool_
+                        or answers.shape != (len(part.seats),)
+                    ):
+                        part.box.lose("sent a round out of turn or of the wrong shape")
+                    matrix[part.seats] = answers
+                whole = matrix.reshape(batch, n).astype(np.int8)
+                actions_all[:, :, t] = whole
+                for part in parts:
+                    current = part
+                    part.box.reply({"round": t}, {"round": whole})
+                    part.awaiting = False
+            done = True
+            for part in parts:
+                current = part
+                out, got = part.box.receive(final_bytes, charger(part))
+                part.busy = False
+                if out.get("step"):
+                    part.box.lose("played more rounds than asked")
+                if final(part, out):
+                    raise _Replay
+                try:
+                    results[part.key] = (out, *_check_final(out, got, part, batch, n, played))
+                except (ValueError, TypeError) as exc:
+                    part.box.lose(f"sent an answer that does not check ({exc})")
+                err = part.box.err_bytes
+                if err > limits.output_chars and part.key != "trusted":
+                    for g in part.members:
+                        entry_flags.setdefault(
+                            g,
+                            f"its file's code wrote {err} bytes to stderr (kept at most "
+                            f"{limits.output_chars})",
+                        )
+        except WorkerLost as exc:
+            assert current is not None
+            failures[current.key] = failures.get(current.key, 0) + 1
+            current.busy = False
+            lost(current, exc)
+            for part in parts:
+                abort(part)
             continue
+        except _Replay:
+            assert current is not None
+            failures[current.key] = failures.get(current.key, 0) + 1
+            for part in parts:
+                abort(part)
+            continue
+        except BaseException:
+            for part in parts:
+                with contextlib.suppress(BaseException):
+                    part.box.close()
+            raise
+        assert done
         break
     else:
         raise RuntimeError("sandbox: giving up on a batch after too many lost workers")
-    actions = got.get("actions")
-    used = got.get("used_rng")
-    if (
-        actions is None
-        or actions.shape != (batch, n, played)
-        or used is None
-        or used.shape != (batch, n)
-    ):
-        raise RuntimeError("sandbox worker sent actions of the wrong shape")
-    full = np.zeros((batch, n, horizon), dtype=np.int8)
-    full[:, :, :played] = actions
+    if not lockstep:
+        acts = results[parts[0].key][1]
+        actions_all[:, :, :played] = acts
+    used = np.zeros(batch * n, dtype=bool)
+    flags_found: list[tuple[int, int, int, str]] = []
+    hits = eligible = 0
+    for part in parts:
+        out, _acts, used_part, flags, memo = results[part.key]
+        used[part.seats] = used_part
+        flags_found += flags
+        hits += memo[0]
+        eligible += memo[1]
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        result = play_in_process(game, [[None] * n] * batch, entropies, full, played, keep_history)
+        result = play_in_process(
+            game, [[None] * n] * batch, entropies, actions_all, played, keep_history
+        )
     finally:
         if gc_was:
             gc.enable()
-    result.used_rng = used.astype(bool)
-    result.flags = _flags(out, got, lost_flags, entry_flags, entries, seat_entry, free, n)
-    memo = out.get("memo") or [0, 0]
-    result.memo_hits, result.memo_eligible = int(memo[0]), int(memo[1])
+    result.used_rng = used.reshape(batch, n)
+    result.flags = _flags(flags_found, lost_flags, entry_flags, entries, flat_entry, free, n)
+    result.memo_hits, result.memo_eligible = hits, eligible
     return result
 
 
+class _Replay(Exception):
+    """A part reported tampering or an engine failure: the batch is played again."""
+
+
 def _flags(
-    out: dict[str, Any],
-    got: dict[str, np.ndarray],
+    found_in_workers: list[tuple[int, int, int, str]],
     lost: dict[int, tuple[int, str]],
     entry_flags: dict[int, str],
     entries: list[StrategyEntry],
-    seat_entry: np.ndarray,
+    flat_entry: np.ndarray,
     free: np.ndarray,
     n: int,
 ) -> list[Flag]:
-    flat_entry = seat_entry.reshape(-1)
-    reasons = out.get("reasons") or []
-    seats, rounds_, counts = (
-        got.get("flag_seat", np.zeros(0, np.int64)),
-        got.get("flag_round", np.zeros(0, np.int64)),
-        got.get("flag_count", np.zeros(0, np.int64)),
-    )
     found: dict[int, Flag] = {}
-    for k, t, c, why in zip(
-        seats.tolist(), rounds_.tolist(), counts.tolist(), reasons, strict=False
-    ):
-        if not 0 <= k < len(free):
-            continue
+    for k, t, c, why in found_in_workers:
         b, i = divmod(int(free[k]), n)
-        found[k] = Flag(entries[flat_entry[free[k]]].name, b, i, int(t), str(why)[:500], int(c))
+        found[k] = Flag(entries[flat_entry[free[k]]].name, b, i, t, why, c)
     for k, (t, why) in lost.items():
         b, i = divmod(int(free[k]), n)
         found[k] = Flag(entries[flat_entry[free[k]]].name, b, i, t, why, 1)
-    for k, flag in sorted(found.items()):
+    for k in range(len(free)):
         e = flat_entry[free[k]]
         if e in entry_flags:
-            found[k] = Flag(flag.strategy, flag.match, flag.seat, -1, entry_flags[e], flag.count)
+            flag = found.get(k)
+            b, i = divmod(int(free[k]), n)
+            found[k] = Flag(
+                entries[e].name, b, i, -1, entry_flags[e], 1 if flag is None else flag.count
+            )
     return [found[k] for k in sorted(found)]
 
 
@@ -324,6 +588,10 @@ def _report(header: dict[str, Any]) -> tuple[dict, dict]:
     return header, {}
 
 
+class _Tampered(Exception):  # noqa: N818 - a report, not an error
+    """Something was patched in round ``args[0]`` (found before the round was sent)."""
+
+
 def sandbox_play(
     header: dict[str, Any], arrays: dict[str, np.ndarray], ctx: Any
 ) -> tuple[dict, dict]:
@@ -331,6 +599,8 @@ def sandbox_play(
     gc.disable()
     try:
         return _sandbox_play(header, arrays, ctx)
+    except _Tampered as found:
+        return _report({"tampered": int(found.args[0])})
     except BaseException:
         if integrity.changed(_WATCHED):  # the engine broke because something was patched
             return _report({"tampered": int(ctx.progress[SLOT_ROUND])})
@@ -378,6 +648,23 @@ def _sandbox_play(
     py_state, np_state = random.getstate(), np.random.get_state()[1].copy()
 
     from mesa_dilemmas.agents.strategies.history import HistoryStore
+
+    lockstep = bool(header.get("lockstep"))
+    flat_all = np.zeros(batch * n, dtype=bool)
+    free_seats = np.flatnonzero(seat_entry.reshape(-1) >= 0)
+
+    def step(answers: np.ndarray, t: int) -> np.ndarray:
+        """Round t's actions: this worker's answers among the scripted seats, or (lockstep)
+        the round as the run assembled it from every worker's answers."""
+        if not lockstep:
+            return _round_actions(answers, scripted, flat_all, free_seats, t, batch, n)
+        if audit is None and integrity.changed(_WATCHED):  # before anything is sent
+            raise _Tampered(t)
+        _, got = ctx.exchange({"round": t}, {"answers": np.ascontiguousarray(answers, bool)})
+        whole = got.get("round")
+        if whole is None or whole.shape != (batch, n):
+            raise ValueError("the run sent a round of the wrong shape")
+        return whole.astype(bool)
 
     desc = game.description()
     store = HistoryStore(batch, n, horizon, with_stock=game.HAS_STOCK)
@@ -480,7 +767,7 @@ def _sandbox_play(
             flat_entry,
             classes,
             entropies,
-            scripted,
+            step,
             played,
             virtual,
             strategies,
@@ -495,7 +782,6 @@ def _sandbox_play(
             return _report({"tampered": memo_out})
         return finish([memo_out[0], memo_seats * played])
     code = ACTION_CODE.__getitem__
-    flat = np.zeros(batch * n, dtype=bool)
     prog[SLOT_PHASE] = PLAYING
     for t in range(played):
         prog[SLOT_ROUND] = t
@@ -526,7 +812,7 @@ def _sandbox_play(
             answers = np.fromiter(map(code, out), dtype=bool, count=len(out))
         except BaseException:  # noqa: BLE001 - a bad answer (or a hostile __hash__)
             answers = _checked_answers(out, flag, t)
-        cooperated = _round_actions(answers, scripted, flat, free, t, batch, n)
+        cooperated = step(answers, t)
         pay, gstate = game.payoffs(cooperated, gstate)
         store.record(cooperated, pay, gstate)
         if audit is None and integrity.changed(_WATCHED):
@@ -567,14 +853,17 @@ def _finish(
         untrusted = np.array([not t for t in header["trusted"]] + [False])
         used |= untrusted[flat_entry]  # -1 (scripted) picks the trailing False
     order = sorted(flags)
+    reasons: dict[str, int] = {}  # each distinct reason once (the answer's header stays small)
+    which = [reasons.setdefault(str(flags[k][1])[:300], len(reasons)) for k in order]
     return (
-        {"reasons": [flags[k][1] for k in order], "memo": memo},
+        {"reasons": list(reasons), "memo": memo},
         {
             "actions": np.ascontiguousarray(store.actions[:, :, :played]),
             "used_rng": used.reshape(batch, n),
             "flag_seat": np.array(order, dtype=np.int64),
             "flag_round": np.array([flags[k][0] for k in order], dtype=np.int64),
             "flag_count": np.array([flags[k][2] for k in order], dtype=np.int64),
+            "flag_reason": np.array(which, dtype=np.int64),
         },
     )
 
@@ -620,7 +909,7 @@ def _memo_rounds(
     flat_entry: np.ndarray,
     classes: list[Any],
     entropies: np.ndarray,
-    scripted: np.ndarray | None,
+    step: Any,
     played: int,
     virtual: dict[int, list[Any]],
     strategies: list[Any],
@@ -636,7 +925,6 @@ def _memo_rounds(
     from mesa_dilemmas.agents.strategies.history import HistoryStore
 
     n, horizon = game.n_players, game.n_rounds
-    batch = len(flat_entry) // n
     free_list = free.tolist()
     # memo seats with an instance: their answers extend the trie
     tracking: dict[int, list[Any]] = {}
@@ -646,7 +934,6 @@ def _memo_rounds(
     anon_seat = {k for k in virtual if flat_entry[free_list[k]] in anonymous}
     hits = 0
     answer_of = ("D", "C")
-    flat = np.zeros(batch * n, dtype=bool)
     code = ACTION_CODE
 
     def untrack(k: int) -> None:  # a bad answer is not memoised
@@ -722,7 +1009,7 @@ def _memo_rounds(
             if node is not None and node[0] is None and type(a) is str and a in code:
                 node[0] = int(code[a])  # at once: later seats at the same point take it
         answers = _checked_answers(out, flag, t, untrack)
-        cooperated = _round_actions(answers, scripted, flat, free, t, batch, n)
+        cooperated = step(answers, t)
         pay, gstate = game.payoffs(cooperated, gstate)
         store.record(cooperated, pay, gstate)
         if integrity.changed(_WATCHED):

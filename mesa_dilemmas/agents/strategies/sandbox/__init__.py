@@ -24,10 +24,11 @@ that was running (see docs/sandbox.md).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits
-from mesa_dilemmas.agents.strategies.sandbox.pool import Sandbox, WorkerLost
+from mesa_dilemmas.agents.strategies.sandbox.pool import DeadlinePassed, Sandbox, WorkerLost
 
 #: handlers every default worker serves (name -> "module:function")
 HANDLERS: dict[str, str] = {
@@ -35,7 +36,12 @@ HANDLERS: dict[str, str] = {
 }
 #: the default limits; tests and options may replace them (see :func:`set_limits`)
 _limits = SandboxLimits()
-_box: Sandbox | None = None
+#: one worker per unit of trust (a strategy file, a set being loaded): code of two units never
+#: shares an interpreter; the least recently used idle ones are ended beyond MAX_IDLE
+_boxes: OrderedDict[str, Sandbox] = OrderedDict()
+MAX_IDLE = 8
+#: ``time.time()`` after which sandboxed calls stop waiting (the run's deadline), or None
+_deadline: float | None = None
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,7 @@ def set_limits(limits: SandboxLimits) -> None:
     """Limits for workers started from now on (the current worker is replaced)."""
     global _limits
     _limits = limits
-    if _box is not None:
-        _box.close(spare=True)
+    close_all()
 
 
 def get_limits() -> SandboxLimits:
@@ -68,23 +73,64 @@ def get_limits() -> SandboxLimits:
 
 
 def default_sandbox() -> Sandbox:
-    """This process's sandbox (one worker, started on first use, restarted when handlers change)."""
-    global _box
-    if _box is None or _box.handlers != HANDLERS or _box.limits != _limits:
-        if _box is not None:
-            _box.close(spare=True)
-        _box = Sandbox(dict(HANDLERS), _limits)
-    return _box
+    """This process's sandbox for code of no particular unit (started on first use, restarted
+    when handlers or limits change)."""
+    return sandbox_for("")
+
+
+def sandbox_for(key: str, keep: frozenset[str] = frozenset()) -> Sandbox:
+    """The sandbox of one unit of trust ``key`` (a strategy file; a set's path while it is
+    loaded): its own worker process, never shared with another unit's code.  Idle sandboxes
+    beyond :data:`MAX_IDLE` (least recently used first, never those in ``keep``) are ended."""
+    box = _boxes.get(key)
+    if box is None or box.handlers != HANDLERS or box.limits != _limits:
+        if box is not None:
+            box.close(spare=True)
+        box = _boxes[key] = Sandbox(dict(HANDLERS), _limits)
+    box.run_deadline = _deadline
+    _boxes.move_to_end(key)
+    while len(_boxes) > MAX_IDLE:
+        old = next((k for k in _boxes if k != key and k not in keep), None)
+        if old is None:
+            break
+        _boxes.pop(old).close(spare=True)
+    return box
+
+
+def all_sandboxes() -> list[Sandbox]:
+    """Every sandbox of this process (their workers may have ended)."""
+    return list(_boxes.values())
+
+
+def close_all() -> None:
+    """End every worker of this process (the next request starts fresh ones)."""
+    for box in list(_boxes.values()):
+        box.close(spare=True)
+    _boxes.clear()
+
+
+def set_deadline(when: float | None) -> None:
+    """A run-level deadline (``time.time()`` value; None: none): a request still running then
+    raises :class:`DeadlinePassed`, so no strategy can keep a run past it."""
+    global _deadline
+    _deadline = when
+    for box in _boxes.values():
+        box.run_deadline = when
 
 
 __all__ = [
     "HANDLERS",
+    "DeadlinePassed",
     "Flag",
     "Sandbox",
     "SandboxLimits",
     "WorkerLost",
+    "all_sandboxes",
+    "close_all",
     "default_sandbox",
     "get_limits",
     "register_handler",
+    "sandbox_for",
+    "set_deadline",
     "set_limits",
 ]

@@ -57,6 +57,14 @@ class SandboxLimits:
     memory_mb: int = 2048
     #: characters of a strategy's print()/stderr output kept per batch
     output_chars: int = 4000
+    #: wall-clock seconds one call may take without the progress page changing (at most; the
+    #: backstop ``wall_factor`` x ``call_cpu`` applies when it is shorter)
+    call_wall: float = 10.0
+    #: wall-clock seconds a strategy may spend not computing (sleeping, blocking) over the run,
+    #: beyond ``idle_factor`` times its CPU time: a sleeper that keeps touching its progress
+    #: slot is stopped by this
+    strategy_idle: float = 60.0
+    idle_factor: float = 4.0
 
     # the names before the limits counted CPU time (read-only aliases)
     @property

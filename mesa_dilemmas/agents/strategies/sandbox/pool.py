@@ -53,8 +53,9 @@ _reported_missing = False
 
 
 def _redact(value: Any) -> Any:
-    """Every string in ``value`` with API keys (and their prefixes, base64) replaced."""
-    return redaction.redact_value(value)
+    """Every string in ``value`` with API keys (and their prefixes, base64) replaced, and made
+    safe to write (lone surrogates replaced)."""
+    return redaction.redact_value(redaction.safe_value(value))
 
 
 def _report_missing(missing: list[str]) -> None:
@@ -84,11 +85,20 @@ def _cpu_clock(pid: int) -> int | None:
 class WorkerLost(RuntimeError):
     """The worker had to be killed or died; ``progress`` is its last progress page."""
 
-    def __init__(self, reason: str, progress: tuple[int, ...], stderr: str = "") -> None:
+    def __init__(
+        self, reason: str, progress: tuple[int, ...], stderr: str = "", protocol: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.progress = progress
         self.stderr = stderr
+        #: the worker broke the protocol (a malformed, extra or out-of-turn message): the run
+        #: blames the unit it sent the request to, never what the worker's page says
+        self.protocol = protocol
+
+
+class DeadlinePassed(RuntimeError):
+    """The run's wall-clock deadline (``Sandbox.run_deadline``) passed during a request."""
 
 
 class Sandbox:
@@ -114,7 +124,15 @@ class Sandbox:
         self._cpu_seen = 0.0
         self.cpu = 0.0  # CPU seconds of the current worker
         self._stderr: deque[bytes] = deque(maxlen=64)
+        self.err_bytes = 0  # bytes the worker wrote to its stderr since the request began
         self._spare: tuple[Any, ...] | None = None
+        self.seq = 0  # the number of the last request sent to the current worker
+        self._out: memoryview | None = None  # what is still to be written of it
+        self._budget: float | None = None  # its CPU budget, the CPU clock at its start
+        self._cpu0 = 0.0
+        self._waited = 0.0  # wall-clock seconds the run has waited on it so far
+        #: ``time.time()`` after which no request waits any longer (the run's deadline)
+        self.run_deadline: float | None = None
         atexit.register(self.close, True)
 
     # -- life cycle ----------------------------------------------------------
@@ -126,6 +144,7 @@ class Sandbox:
             self._spawn()
         self.started += 1
         self.cpu = 0.0
+        self.seq = 0
         self.worker_pid, self._clock, self._cpu_seen, self._worker_fd = None, None, 0.0, None
         deadline = time.monotonic() + START_TIMEOUT
         header, _ = self._wait(None, None, deadline)
@@ -210,6 +229,7 @@ class Sandbox:
                 "measure": MEASURE,
             },
         )
+        os.set_blocking(self._req_w, False)  # from now on written under the watchdog
 
     def _drain(self, proc: subprocess.Popen[bytes]) -> None:
         """Keep the last 64 KiB-ish of the worker's stderr (bounded, whatever it writes)."""
@@ -217,11 +237,17 @@ class Sandbox:
         try:
             while chunk := proc.stderr.read1(4096):  # type: ignore[attr-defined]
                 self._stderr.append(chunk)
+                self.err_bytes += len(chunk)
         except (OSError, ValueError):  # closed when the worker was killed
             pass
 
     def stderr_tail(self) -> str:
         return _redact(b"".join(self._stderr).decode(errors="replace")[-4000:])
+
+    @property
+    def last_stderr(self) -> str:
+        """What the worker wrote to its stderr since the current request was sent (redacted)."""
+        return self.stderr_tail()
 
     def close(self, spare: bool = False) -> None:
         """Kill the worker (and anything in its process group) and reap it; ``spare``: the spare too."""
@@ -246,45 +272,87 @@ class Sandbox:
         return self._cpu_seen
 
     def _wait(
-        self, budget: float | None, stall: float | None, deadline: float | None = None
+        self,
+        budget: float | None,
+        stall: float | None,
+        deadline: float | None = None,
+        send: memoryview | None = None,
+        max_bytes: int = protocol.MAX_MESSAGE,
+        charge: Any = None,
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The next message; ``budget``: CPU seconds for the request, ``stall``: for one call
-        (the progress page unchanged); each with a wall-clock backstop ``wall_factor`` times
-        as long; ``deadline``: a ``time.monotonic()`` value (the start-up)."""
+        """Send ``send`` (if given) and read the next message, never blocking on the worker.
+
+        ``budget``: CPU seconds for the request, ``stall``: for one call (the progress page
+        unchanged); each with a wall-clock backstop ``wall_factor`` times as long (one call's
+        at most ``call_wall``); ``deadline``: a ``time.monotonic()`` value (the start-up);
+        ``max_bytes``: the largest answer accepted; ``charge(progress, wall, cpu)``: told
+        where the worker spent each polling interval (it may raise :class:`WorkerLost` via
+        :meth:`lose`)."""
         assert self.proc is not None
-        factor = max(1.0, float(self.limits.wall_factor))
-        start = last_change = time.monotonic()
-        cpu_start = cpu_change = self.worker_cpu() if budget or stall else 0.0
+        limits = self.limits
+        factor = max(1.0, float(limits.wall_factor))
+        call_wall = float(getattr(limits, "call_wall", 0.0) or 0.0)
+        stall_wall = None if stall is None else factor * stall
+        if stall_wall is not None and call_wall > 0:
+            stall_wall = min(stall_wall, call_wall)
+        start = last_change = last_poll = time.monotonic()
+        watch_cpu = bool(budget or stall or charge)
+        cpu_change = cpu_poll = self.worker_cpu() if watch_cpu else 0.0
+        cpu_start = self._cpu0 if budget is not None else 0.0
+        waited = self._waited if budget is not None else 0.0
         last = self.progress()
+        view = send if send else None
+        run_deadline = self.run_deadline
         while True:
-            ready = select.select([self._resp_r], [], [], POLL)[0]
-            if ready:
+            writers = [self._req_w] if view else []
+            readable, writable, _ = select.select([self._resp_r], writers, [], POLL)
+            if writable and view:
                 try:
-                    return protocol.recv(self._resp_r, deadline=time.monotonic() + 10.0)
+                    view = view[os.write(self._req_w, view[: 1 << 16]) :]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    self._lose(self._death_reason() or "stopped reading its request")
+            if readable:
+                if view:
+                    self._broke("answered before reading its request")
+                if budget is not None:
+                    self._waited = waited + time.monotonic() - start
+                try:
+                    return protocol.recv(
+                        self._resp_r, max_bytes=max_bytes, deadline=time.monotonic() + 10.0
+                    )
                 except (EOFError, protocol.ProtocolError, TimeoutError, ValueError) as exc:
-                    self._lose(self._death_reason() or f"sent a malformed answer ({exc})")
+                    self._broke(f"sent a malformed answer ({exc})")
             now = time.monotonic()
-            cpu = self.worker_cpu() if budget or stall else 0.0
+            cpu = self.worker_cpu() if watch_cpu else 0.0
             current = self.progress()
+            if charge is not None:
+                charge(last, now - last_poll, cpu - cpu_poll)
+            last_poll, cpu_poll = now, cpu
             if current != last:
                 last, last_change, cpu_change = current, now, cpu
             if self.proc.poll() is not None:
                 self._lose(self._death_reason() or "the worker ended")
+            waiting = " (it stopped reading its request)" if view else ""
             if stall is not None:
                 if cpu - cpu_change > stall:
                     self._lose(f"exceeded the CPU-time limit of {stall:g} s for one call")
-                if now - last_change > factor * stall:
+                if stall_wall is not None and now - last_change > stall_wall:
                     self._lose(
-                        f"exceeded the wall-clock time limit of {factor * stall:g} s for one "
-                        "call (it slept or blocked)"
+                        f"exceeded the wall-clock time limit of {stall_wall:g} s for one "
+                        f"call (it slept or blocked){waiting}"
                     )
             if budget is not None:
                 if cpu - cpu_start > budget:
                     self._lose("exceeded the CPU-time limit of its matches")
-                if now - start > factor * budget:
-                    self._lose("exceeded the wall-clock time limit of its matches")
+                if waited + now - start > factor * budget:
+                    self._lose(f"exceeded the wall-clock time limit of its matches{waiting}")
             if deadline is not None and now >= deadline:
                 self._lose("did not start in time")
+            if run_deadline is not None and time.time() >= run_deadline:
+                self.close()
+                raise DeadlinePassed("the run's deadline passed while strategy code was running")
 
     def _death_reason(self) -> str | None:
         assert self.proc is not None
@@ -304,10 +372,85 @@ class Sandbox:
             return why
         return f"ended the worker process (exit code {code})"
 
+    def _broke(self, reason: str) -> None:
+        """The worker broke the protocol (unless it has died: then that is the reason)."""
+        died = self._death_reason()
+        if died is not None:
+            self._lose(died)
+        progress = self.progress()
+        self.close()
+        raise WorkerLost(reason, progress, self.stderr_tail(), protocol=True)
+
     def _lose(self, reason: str) -> None:
         progress = self.progress()
         self.close()
         raise WorkerLost(reason, progress, self.stderr_tail())
+
+    def pending(self) -> bool:
+        """Whether the worker has written something nobody has read (or closed its pipe)."""
+        return bool(select.select([self._resp_r], [], [], 0)[0])
+
+    def begin(
+        self,
+        handler: str,
+        header: dict[str, Any],
+        arrays: dict[str, np.ndarray] | None = None,
+        budget: float | None = None,
+    ) -> None:
+        """Start a request (written without blocking; the rest is written while :meth:`receive`
+        waits).  ``budget``: CPU seconds the whole request may use (default
+        ``limits.match_cpu``), with a wall-clock backstop ``wall_factor`` times as long counted
+        while the run waits on this worker."""
+        if self.proc is None or self.cpu > 0.8 * self.limits.worker_cpu:
+            self.close()
+            self._start()
+        elif self.pending():
+            self._broke("sent a message nobody asked for")
+        self._progress[:] = 0
+        self.seq += 1
+        self._stderr.clear()
+        self.err_bytes = 0
+        self._budget = budget if budget is not None else self.limits.match_cpu
+        self._cpu0 = self.worker_cpu()
+        self._waited = 0.0
+        self._queue(protocol.encode({**header, "handler": handler, "seq": self.seq}, arrays))
+
+    def reply(self, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
+        """Answer a worker's intermediate message (a round of a batch played in lockstep)."""
+        self._queue(protocol.encode({**header, "seq": self.seq}, arrays))
+
+    def _queue(self, data: bytes) -> None:
+        self._out = memoryview(data)
+        with contextlib.suppress(BlockingIOError):  # what fits now; the rest while waiting
+            while self._out:
+                self._out = self._out[os.write(self._req_w, self._out[: 1 << 16]) :]
+        if not self._out:
+            self._out = None
+
+    def receive(
+        self, max_bytes: int | None = None, charge: Any = None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The worker's next message for the request in flight (its answer, or an intermediate
+        one that says ``"step"``), checked: the request's sequence number, nothing more written
+        after it.  Every text in it is redacted and made safe to write."""
+        out, out_arrays = self._wait(
+            self._budget,
+            self.limits.call_cpu,
+            send=self._out,
+            max_bytes=max_bytes or protocol.MAX_MESSAGE,
+            charge=charge,
+        )
+        self._out = None
+        if type(out.get("seq")) is not int or out["seq"] != self.seq:
+            self._broke("answered out of turn (wrong sequence number)")
+        if self.pending():
+            self._broke("sent more than one answer")
+        if self._clock is not None:
+            self.cpu = self.worker_cpu()
+        else:  # what the worker says (the only measure there is)
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                self.cpu = float(out.get("cpu", 0.0))
+        return _redact(out), out_arrays
 
     def call(
         self,
@@ -315,27 +458,26 @@ class Sandbox:
         header: dict[str, Any],
         arrays: dict[str, np.ndarray] | None = None,
         budget: float | None = None,
+        max_bytes: int | None = None,
+        charge: Any = None,
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """One request; the answer, or :class:`WorkerLost` (the worker is then gone).
 
-        ``budget``: CPU seconds the request may use (default ``limits.match_cpu``); every text
-        in the answer is redacted."""
-        if self.proc is None or self.cpu > 0.8 * self.limits.worker_cpu:
-            self.close()
-            self._start()
-        self._progress[:] = 0
-        try:
-            protocol.send(self._req_w, {**header, "handler": handler}, arrays)
-        except OSError:
-            self._lose(self._death_reason() or "the worker stopped reading")
-        cpu_budget = budget if budget is not None else self.limits.match_cpu
-        out, out_arrays = self._wait(cpu_budget, self.limits.call_cpu)
-        if self._clock is not None:
-            self.cpu = self.worker_cpu()
-        else:  # what the worker says (the only measure there is)
-            with contextlib.suppress(TypeError, ValueError):
-                self.cpu = float(out.get("cpu", 0.0))
-        return _redact(out), out_arrays
+        ``budget``: see :meth:`begin`; ``max_bytes``, ``charge``: see :meth:`receive` and
+        :meth:`_wait`.  What the worker wrote to its stderr meanwhile is :attr:`last_stderr`
+        (the run's attribution: this call's, whatever the worker says)."""
+        self.begin(handler, header, arrays, budget)
+        return self.receive(max_bytes, charge)
+
+    def lose(
+        self, reason: str, progress: tuple[int, ...] | None = None, protocol: bool = True
+    ) -> None:
+        """End the worker and raise :class:`WorkerLost` (for a caller whose check of an answer
+        failed: a protocol breach unless ``protocol`` is False)."""
+        self.close()
+        raise WorkerLost(
+            reason, progress if progress is not None else (-1,) * PROGRESS_SLOTS, protocol=protocol
+        )
 
 
 def _kill(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import struct
 import time
@@ -25,8 +26,14 @@ DTYPES = {
     "float64": np.float64,
 }
 _LEN = struct.Struct("<Q")
-#: largest message the run accepts from a worker (bytes)
-MAX_MESSAGE = 1 << 30
+#: largest message the run accepts from a worker unless the call says how large its answer can
+#: be (bytes): requests that expect arrays pass a bound computed from what they asked for
+MAX_MESSAGE = 16 << 20
+#: largest JSON header of a message from a worker (bytes)
+MAX_HEADER = 8 << 20
+#: deepest nesting of lists/objects a header may have (checked before it is parsed)
+MAX_DEPTH = 16
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 class ProtocolError(RuntimeError):
@@ -42,6 +49,11 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
 
 def send(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> None:
     """Write one message: header JSON (with the arrays' layout), then the arrays' bytes."""
+    _write_all(fd, encode(header, arrays))
+
+
+def encode(header: dict[str, Any], arrays: dict[str, np.ndarray] | None = None) -> bytes:
+    """One message as bytes (what :func:`send` writes)."""
     blobs = []
     layout = []
     for name, arr in (arrays or {}).items():
@@ -52,7 +64,16 @@ def send(fd: int, header: dict[str, Any], arrays: dict[str, np.ndarray] | None =
         blobs.append(a.tobytes())
     head = json.dumps({**header, "__arrays__": layout}, separators=(",", ":")).encode()
     sizes = b"".join(_LEN.pack(len(b)) for b in (head, *blobs))
-    _write_all(fd, _LEN.pack(len(blobs)) + sizes + head + b"".join(blobs))
+    return _LEN.pack(len(blobs)) + sizes + head + b"".join(blobs)
+
+
+def depth(head: bytes) -> int:
+    """How deeply the lists and objects of a JSON text nest (strings skipped), without parsing it."""
+    bare = np.frombuffer(_STRINGS.sub(b"", head), dtype=np.uint8)
+    if not bare.size:
+        return 0
+    step = np.isin(bare, (0x5B, 0x7B)).astype(np.int64) - np.isin(bare, (0x5D, 0x7D))
+    return int(np.cumsum(step).max(initial=0))
 
 
 def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
@@ -88,10 +109,15 @@ def recv(
     sizes = [_LEN.unpack(read(_LEN.size))[0] for _ in range(count + 1)]
     if sum(sizes) > max_bytes:
         raise ProtocolError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
+    if sizes[0] > MAX_HEADER:
+        raise ProtocolError(f"header of {sizes[0]} bytes exceeds the limit of {MAX_HEADER}")
+    head = read(sizes[0])
+    if (nesting := depth(head)) > MAX_DEPTH:
+        raise ProtocolError(f"header nests {nesting} deep (at most {MAX_DEPTH})")
     try:
-        header = json.loads(read(sizes[0]))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"header is not JSON: {exc}") from None
+        header = json.loads(head)
+    except (ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+        raise ProtocolError(f"header is not JSON: {type(exc).__name__}") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not an object")
     layout = header.pop("__arrays__", None)

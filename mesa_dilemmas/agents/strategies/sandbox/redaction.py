@@ -172,3 +172,22 @@ def redact_frame(frame: Any) -> Any:
     for col in columns:
         out[col] = out[col].map(_redact_tree)
     return out.rename(columns=renamed) if renamed else out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with lone surrogates (which no file or terminal can encode) replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def safe_value(value: Any) -> Any:
+    """``value`` (JSON-like) with :func:`safe_text` applied to every string, keys included."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_value(k): safe_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(safe_value(v) for v in value)
+    return value

@@ -26,6 +26,8 @@ import sys
 from importlib import import_module
 from typing import Any
 
+import numpy as np
+
 from mesa_dilemmas.agents.strategies.sandbox import protocol
 from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits, confine
 
@@ -72,13 +74,33 @@ class BoundedText(io.TextIOBase):
         return text
 
 
-class WorkerContext:
-    """What a handler gets besides its request: the progress page, the output buffer, the limits."""
+class Aborted(Exception):
+    """The run called off the request in flight (another part of its batch failed)."""
 
-    def __init__(self, progress: memoryview, output: BoundedText, limits: SandboxLimits) -> None:
+
+class WorkerContext:
+    """What a handler gets besides its request: the progress page, the output buffer, the limits,
+    and :meth:`exchange` (an intermediate message to the run and its reply)."""
+
+    def __init__(
+        self,
+        progress: memoryview,
+        output: BoundedText,
+        limits: SandboxLimits,
+        exchange: Any = None,
+    ) -> None:
         self.progress = progress
         self.output = output
         self.limits = limits
+        self._exchange = exchange
+        self.seq = 0
+
+    def exchange(
+        self, header: dict[str, Any], arrays: dict[str, np.ndarray]
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Send an intermediate message of the request in flight; the run's reply (raises
+        :class:`Aborted` if the run calls the request off)."""
+        return self._exchange(self, header, arrays)
 
 
 def main(
@@ -86,7 +108,13 @@ def main(
 ) -> int:
     """Serve requests; ``applied``/``missing``: the launcher's layers (namespaces, mounts)."""
     req_fd, resp_fd, prog_fd = (int(a) for a in argv[:3])
-    init, _ = protocol.recv(req_fd)
+    # bound now, before any strategy code: rebinding protocol.send/recv later changes nothing here
+    send = protocol.send
+
+    def recv(fd: int) -> tuple[dict, dict]:  # the run's requests: as large as its batches
+        return protocol.recv(fd, max_bytes=1 << 40)
+
+    init, _ = recv(req_fd)
     limits = SandboxLimits(**init["limits"])
     for name in init.get("preload", []):
         import_module(name)
@@ -103,14 +131,23 @@ def main(
     sys.stdout = sys.stderr = output  # type: ignore[assignment]
     keep = max(req_fd, resp_fd, prog_fd, 2) + 1
     got, lacking = confine(limits, keep, measure=bool(init.get("measure")))
-    ctx = WorkerContext(progress, output, limits)
+
+    def exchange(ctx: WorkerContext, header: dict, arrays: dict) -> tuple[dict, dict]:
+        send(resp_fd, {**header, "step": True, "seq": ctx.seq}, arrays)
+        reply, reply_arrays = recv(req_fd)
+        if reply.get("abort") or reply.get("seq") != ctx.seq:
+            raise Aborted("the run called the request off")
+        return reply, reply_arrays
+
+    ctx = WorkerContext(progress, output, limits, exchange)
     ready = {"applied": [*(applied or []), *got], "missing": [*(missing or []), *lacking]}
-    protocol.send(resp_fd, {"ready": True, **ready, "pid": os.getpid()})
+    send(resp_fd, {"ready": True, **ready, "pid": os.getpid()})
     while True:
         try:
-            header, arrays = protocol.recv(req_fd)
+            header, arrays = recv(req_fd)
         except EOFError:
             return 0
+        ctx.seq = header.get("seq")
         progress[SLOT_PHASE] = IDLE
         handler = handlers.get(header.get("handler"))
         try:
@@ -126,5 +163,6 @@ def main(
         usage = resource.getrusage(resource.RUSAGE_SELF)
         out_header["cpu"] = usage.ru_utime + usage.ru_stime
         out_header["output"] = output.take()
+        out_header["seq"] = ctx.seq
         progress[SLOT_PHASE] = IDLE
-        protocol.send(resp_fd, out_header, out_arrays)
+        send(resp_fd, out_header, out_arrays)

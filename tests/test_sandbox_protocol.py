@@ -1,0 +1,103 @@
+"""Issue 36, the protocol family: a worker's messages are checked before the run believes them.
+
+Each attack in ``tests/strategy_corpus/protocol/`` is one file (one unit of trust) playing
+against the innocent set in lockstep.  Whatever it sends -- a final answer of the wrong shape,
+a header nested 20,000 deep, a 1 GiB message, an extra or out-of-turn answer, a forged
+culprit, a progress page pointing nowhere -- the batch ends normally, only the attacking
+file's strategies are flagged, every match without it is the same as when it is absent, and
+the run's memory does not grow with what the worker claims.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mesa_dilemmas.agents.strategies import load_strategy_set
+from mesa_dilemmas.agents.strategies.sandbox import SandboxLimits, get_limits, set_limits
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+
+CORPUS = Path(__file__).parent / "strategy_corpus" / "protocol"
+
+#: attack file -> what its flag must say
+ATTACKS = {
+    "out_of_range_seat": "outside any strategy call",
+    "idle_phase_hang": "outside any strategy call",
+    "wrong_shape": "ended its matches early",
+    "deep_header": "nests 20000 deep",
+    "huge_message": "exceeds the limit",
+    "extra_answer": ("out of turn", "more than one answer"),
+    "forged_culprit": ("patched numpy.mean", "culprit that no longer plays"),
+    "wrong_seq": "wrong sequence number",
+}
+
+
+@pytest.fixture(scope="module")
+def limits():
+    old = get_limits()
+    set_limits(SandboxLimits(call_cpu=0.5, match_cpu=20.0, wall_factor=4.0, call_wall=1.5))
+    yield
+    set_limits(old)
+
+
+def _copy(tmp: Path, name: str) -> Path:
+    path = tmp / f"{name}.py"
+    text = (CORPUS / f"{name}.py").read_text()
+    if name not in ("innocent", "surrogate_text"):
+        text = (CORPUS / "_attack.py").read_text() + "\n\n" + text
+    path.write_text(text)
+    return path
+
+
+def _lineups(hostile, innocent):
+    """Matches 0-3 innocent only, 4-5 with the attacker."""
+    a, b, c = innocent
+    clean = [[a, b, c], [b, c, a], [c, a, b], [a, a, b]]
+    return clean + [[hostile, a, b], [c, hostile, a]]
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory, limits):
+    tmp = tmp_path_factory.mktemp("protocol")
+    innocent = list(load_strategy_set(_copy(tmp, "innocent")))
+    game = make_game("public_goods", 3, 5)
+    clean = _lineups(innocent[0], innocent)[:4]
+    baseline = play_batch(game, clean, np.arange(4))
+    assert not baseline.flags
+    return tmp, innocent, game, baseline
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_is_contained_and_blamed_on_its_file(attack: str, sets) -> None:
+    tmp, innocent, game, baseline = sets
+    (hostile,) = load_strategy_set(_copy(tmp, attack))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = play_batch(game, _lineups(hostile, innocent), np.arange(6))
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024
+    flagged = {f.strategy: f.reason for f in result.flags}
+    assert set(flagged) == {hostile.name}, flagged  # no innocent strategy flagged
+    expected = ATTACKS[attack]
+    expected = (expected,) if isinstance(expected, str) else expected
+    assert any(why in flagged[hostile.name] for why in expected), flagged
+    # the matches without the attacker are exactly those played without it
+    np.testing.assert_array_equal(result.totals[:4], baseline.totals)
+    np.testing.assert_array_equal(result.coop_by_round[:4], baseline.coop_by_round)
+    assert grown_mib < 64, f"the run grew by {grown_mib:.0f} MiB"
+
+
+def test_lone_surrogates_become_replacement_characters(sets) -> None:
+    tmp, innocent, game, _ = sets
+    hostile_set = load_strategy_set(_copy(tmp, "surrogate_text"))
+    (hostile,) = list(hostile_set)
+    result = play_batch(game, _lineups(hostile, innocent), np.arange(6))
+    texts = [hostile_set.name, hostile.description, *(f.reason for f in result.flags)]
+    for text in texts:
+        text.encode("utf-8")  # no lone surrogate left: writable anywhere
+    assert "\ufffd" in hostile_set.name and "\ufffd" in result.flags[0].reason
