@@ -118,40 +118,45 @@ def registered_extras() -> tuple[list[LLMClaim], list[tuple[str, list[Claim], Pa
 
 
 def estimate_llm_claims(claims: Sequence[LLMClaim], mode: Mode) -> list[tuple[LLMClaim, str]]:
-    """Each LLM claim with what one run of its scenario would cost on the claim's model (the
-    estimate command's dry run; not in tiny mode)."""
+    """Each LLM claim with what one run of its scenario would cost on each model the paper
+    states it for (the estimate command's dry run on today's prompts and prices, recomputed on
+    every invocation; not in tiny mode, which only names the command)."""
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.size import llm_estimate
 
     out: list[tuple[LLMClaim, str]] = []
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str, str], str] = {}
     for claim in claims:
-        key = (claim.scenario, claim.model)
-        command = (
-            f"`mesa-dilemmas estimate {claim.scenario} "
-            + " ".join(f"--set '{o}'" for o in claim.estimate_overrides())
-            + "`"
-        )
-        if mode == "tiny":
-            seen.setdefault(key, f"cost: {command}")
-        elif key not in seen:
-            try:
-                scenario, _ = load_scenario(claim.scenario, claim.estimate_overrides())
-                found = llm_estimate(scenario)
-            except Exception as exc:  # noqa: BLE001 - an estimate is advice; say why it is missing
-                seen[key] = f"no estimate ({type(exc).__name__}: {exc})"
-            else:
-                if found is None:
-                    seen[key] = "no estimate (no LLM calls found)"
+        parts = []
+        for model in claim.priced:
+            key = (claim.scenario, model, mode if mode == "tiny" else "")
+            overrides = claim.estimate_overrides(model)
+            command = (
+                f"`mesa-dilemmas estimate {claim.scenario} "
+                + " ".join(f"--set '{o}'" for o in overrides)
+                + "`"
+            )
+            if mode == "tiny":
+                seen.setdefault(key, f"{model}: cost: {command}")
+            elif key not in seen:
+                try:
+                    scenario, _ = load_scenario(claim.scenario, overrides)
+                    found = llm_estimate(scenario)
+                except Exception as exc:  # noqa: BLE001 - an estimate is advice; say why it is missing
+                    seen[key] = f"{model}: no estimate ({type(exc).__name__}: {exc})"
                 else:
-                    batch = sum(r.batch_usd or 0.0 for r in found.rows)
-                    calls = sum(r.tally.calls for r in found.rows)
-                    seen[key] = (
-                        f"one run of `{claim.scenario}` on {claim.model}: about "
-                        f"${found.list_usd:,.2f} at list prices (${batch:,.2f} batch), "
-                        f"{calls:,} calls ({command})"
-                    )
-        out.append((claim, seen[key]))
+                    if found is None:
+                        seen[key] = f"{model}: no estimate (no LLM calls found)"
+                    else:
+                        batch = sum(r.batch_usd or 0.0 for r in found.rows)
+                        calls = sum(r.tally.calls for r in found.rows)
+                        seen[key] = (
+                            f"one run of `{claim.scenario}` on {model}: about "
+                            f"${found.list_usd:,.2f} at list prices (${batch:,.2f} batch), "
+                            f"{calls:,} calls ({command})"
+                        )
+            parts.append(seen[key])
+        out.append((claim, "; ".join(parts)))
     return out
 
 

@@ -104,9 +104,16 @@ class LLMClaim:
     model: str
     #: ``--set`` overrides that put ``{model}`` in the scenario's LLM seats
     overrides: Sequence[str] = ("params.llm={model}",)
+    #: every model the paper states this claim for (``provider:model``; default: ``model``);
+    #: the report prices one run on each
+    models: Sequence[str] = ()
 
-    def estimate_overrides(self) -> list[str]:
-        return [o.format(model=self.model) for o in self.overrides]
+    @property
+    def priced(self) -> list[str]:
+        return list(self.models or (self.model,))
+
+    def estimate_overrides(self, model: str | None = None) -> list[str]:
+        return [o.format(model=model or self.model) for o in self.overrides]
 
 
 @dataclass

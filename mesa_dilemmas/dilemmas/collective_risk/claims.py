@@ -23,12 +23,15 @@ EXPERIMENTS = [self_play_experiment("cr_self_play", "collective_risk")]
 
 
 CR_PEAK_NOTE = (
-    "over-cooperation appears from n = 16 on and grows with the group (the peak moves from 88% "
-    "towards two-thirds collective); in groups of four the welfare at 100% collective equals the "
-    "peak within its standard error.  The reference collective set mixes unconditional and "
-    "conditional cooperators; the paper's clearest peaks (at about half collective) come from "
-    "LLM-written collective strategies that cooperate regardless.  Point options.collective_set "
-    "at LLM-written sets to test the claim as the paper makes it."
+    "over-cooperation appears from n = 16 on and grows with the group (full run: the best "
+    "share below 100% beats 100% collective by 0.12 at n = 16, 0.24 at n = 64, 0.34 at "
+    "n = 256, each p < 1e-4), but in groups of four a fully collective group does best (2.00 "
+    "against 1.92 at 75%, p = 0.045), so the claim fails at one of the paper's group sizes.  "
+    "The reference collective set mixes unconditional and conditional cooperators (why that "
+    "favours full cooperation in groups of four is not measured separately).  The paper's "
+    "clearest peaks (at about half collective) come "
+    "from LLM-written collective strategies that cooperate regardless.  Point "
+    "options.collective_set at LLM-written sets to test the claim as the paper makes it."
 )
 
 
