@@ -44,15 +44,6 @@ from mesa_dilemmas.agents.persona import (
     svo_category,
 )
 
-#: estimated coins to obtain one unit of a resource one cannot buy (make a trade good, trade 1:1, risk)
-TRADE_PRICE = 4.0
-#: a non-goal accomplishment estimated to cost more coins than this is discarded
-DISCARD_ABOVE_COINS = 14.0
-#: how far (fraction of coins) a meeting pledge may go beyond a player's usual ceiling
-MEETING_STRETCH = 0.2
-#: keep the current goal unless another card is this much more efficient
-GOAL_SWITCH_MARGIN = 1.3
-
 CULTURAL_GROUPS: tuple[str, ...] = (
     "hierarchical-individualist",
     "hierarchical-communitarian",
