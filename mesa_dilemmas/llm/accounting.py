@@ -38,12 +38,18 @@ def _prices_file() -> dict[str, Any]:
 
 @cache
 def bundled_prices() -> dict[str, dict[str, PriceEntry]]:
-    """provider -> model prefix -> price, from ``prices.toml``."""
-    return {
+    """provider -> model prefix -> price, from ``prices.toml`` and the records of providers
+    that bring their own prices (:attr:`~.providers.Provider.prices`)."""
+    from mesa_dilemmas.llm.providers import extra_prices
+
+    tables = {
         prov: {m: PriceEntry(**p) for m, p in models.items()}
         for prov, models in _prices_file().items()
         if isinstance(models, dict)
     }
+    for prov, models in extra_prices().items():
+        tables[prov] = {**{m: PriceEntry(**p) for m, p in models.items()}, **tables.get(prov, {})}
+    return tables
 
 
 def prices_checked() -> str:

