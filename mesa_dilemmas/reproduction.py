@@ -440,21 +440,22 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
             "",
             "| where | claim | "
             + ("paper | " if beside else "")
-            + "ours | test | verdict |"
-            + (f" streams agreeing (of {report.streams}) |" if several else ""),
+            + "ours | test | "
+            + (f"streams agreeing (of {report.streams}) | " if several else "")
+            + "verdict |",
             "|---|---|---|---|---|" + ("---|" if beside else "") + ("---|" if several else ""),
         ]
         for o in outcomes:
             v = o.verdict
             ours = v.ours + (f" ({v.uncertainty})" if v.uncertainty else "")
             said = f"{o.paper or '-'} | " if beside else ""
-            status = f"**{v.status}**" + (
-                f" (as judged: {v.judged})" if v.status == "by construction" and v.judged else ""
+            test = v.test + (
+                f"; as judged: {v.judged}" if v.status == "by construction" and v.judged else ""
             )
-            agree = f" {o.agreement or '-'} |" if several else ""
+            agree = f"{o.agreement or '-'} | " if several else ""
             lines.append(
-                f"| {o.claim.where} | {o.claim.statement} | {said}{ours} | {v.test} | "
-                f"{status} |{agree}"
+                f"| {o.claim.where} | {o.claim.statement} | {said}{ours} | {test} | {agree}"
+                f"**{v.status}** |"
             )
         lines.append("")
         if llm:

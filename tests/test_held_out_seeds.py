@@ -4,9 +4,11 @@ k streams and says in how many its verdict holds."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import tomllib
+from pathlib import Path
 
 import pytest
 from cli_runner import cli, cli_in_process
@@ -105,12 +107,20 @@ def test_reproduce_judges_each_claim_on_k_streams(tmp_path) -> None:
     data = json.loads((out / "reproduction.json").read_text())
     assert data["streams"] == 3
     text = (out / "reproduction.md").read_text()
-    assert "streams agreeing (of 3) |" in text and "3 independent seed streams" in text
+    assert "| streams agreeing (of 3) | verdict |" in text and "3 independent seed streams" in text
     for claim in data["claims"]:
         assert len(claim["streams"]) == 3 and claim["streams"][0] == claim["status"]
         same = sum(s == claim["status"] for s in claim["streams"])
         row = next(line for line in text.splitlines() if claim["statement"] in line)
-        assert row.endswith(f" {same}/3 |")
+        assert row.endswith(f" {same}/3 | **{claim['status']}** |")
+    # README's findings table is written from these rows (scripts/readme_findings.py)
+    spec = importlib.util.spec_from_file_location(
+        "readme_findings", Path(__file__).resolve().parents[1] / "scripts" / "readme_findings.py"
+    )
+    findings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(findings)
+    rows, _ = findings.report_rows(text)
+    assert [r[3] for r in rows] == [c["status"] for c in data["claims"]]
 
 
 def test_reproduce_refuses_a_bad_stream_count(tmp_path) -> None:
