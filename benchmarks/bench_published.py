@@ -29,6 +29,7 @@ import gc
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -269,13 +270,16 @@ def floor_cpu(players, calls) -> float:
 
 
 def _cpu_sandboxed(game, lineups, entropies) -> float:
-    from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
+    """CPU of this process and of every worker (one per unit of trust: per file copy)."""
+    from mesa_dilemmas.agents.strategies.sandbox import all_sandboxes
     from mesa_dilemmas.dilemmas.binary.game import play_batch
 
-    box = default_sandbox()
-    w0, t0 = box.worker_cpu(), time.process_time()
+    boxes = all_sandboxes()
+    w0, t0 = sum(b.worker_cpu() for b in boxes), time.process_time()
     play_batch(game, lineups, entropies)
-    return time.process_time() - t0 + box.worker_cpu() - w0
+    if {id(b) for b in all_sandboxes()} != {id(b) for b in boxes}:
+        raise RuntimeError("a worker was started inside the timed run (warm-up missed a unit)")
+    return time.process_time() - t0 + sum(b.worker_cpu() for b in boxes) - w0
 
 
 def _cpu_in_process(game, lineups, entropies) -> float:
@@ -304,6 +308,19 @@ def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
     print(f"{file.name}: {len(names)} classes played", flush=True)
     trusted = {c.__name__: StrategyEntry(name=c.__name__, cls=published.adapt(c)) for c in classes}
     untrusted = {e.name.split("/")[-1]: e for e in load_strategy_set(file.resolve())}
+    if args.units > 1:  # the same classes from K copies of the file: K units, played in lockstep
+        import tempfile
+
+        copies = []
+        for u in range(args.units):
+            folder = Path(tempfile.mkdtemp(prefix=f"bench-unit{u}-"))
+            copies.append(
+                {
+                    e.name.split("/")[-1]: e
+                    for e in load_strategy_set(Path(shutil.copy(file, folder / file.name)))
+                }
+            )
+        untrusted = {nm: copies[j % args.units][nm] for j, nm in enumerate(names)}
     src = engines.get(fmt)
     with_authors = src is not None
     rows = []
@@ -406,6 +423,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--matches", type=int, default=64, help="matches per 16 players")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--units",
+        type=int,
+        default=1,
+        help="time: play the classes from this many copies of each file (each its own unit of "
+        "trust with its own worker, so batches mix units and are played in lockstep)",
+    )
     ap.add_argument(
         "--classes",
         type=int,

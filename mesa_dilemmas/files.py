@@ -58,3 +58,38 @@ def out_dir_problem(name: str | Path) -> str | None:
                 return f"cannot write in {parent} (permission denied)"
             break
     return None
+
+
+def save_task_output(folder: Path, index: int, key: str, output: dict[str, Any]) -> None:
+    """Keep one finished task's output (numpy arrays and JSON-like values) for ``--resume``.
+
+    ``key`` names the task (its fingerprint): :func:`load_task_output` returns the output only
+    for the same key, so a changed scenario never reuses an old result."""
+    import json
+
+    import numpy as np
+
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays = {k: v for k, v in output.items() if isinstance(v, np.ndarray)}
+    rest = {k: v for k, v in output.items() if k not in arrays}
+    with atomic_path(folder / f"{index:06d}.npz") as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+    meta = {"key": key, "rest": rest, "arrays": sorted(arrays)}
+    write_text_atomic(folder / f"{index:06d}.json", json.dumps(meta))
+
+
+def load_task_output(folder: Path, index: int, key: str) -> dict[str, Any] | None:
+    """A task output saved by :func:`save_task_output` under the same ``key``, or None."""
+    import json
+
+    import numpy as np
+
+    try:
+        meta = json.loads((folder / f"{index:06d}.json").read_text())
+        if meta.get("key") != key:
+            return None
+        with np.load(folder / f"{index:06d}.npz", allow_pickle=False) as data:
+            arrays = {k: data[k] for k in meta["arrays"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return {**meta["rest"], **arrays}

@@ -40,15 +40,17 @@ from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_se
 from mesa_dilemmas.dilemmas.binary.engine import Lineups
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, BinaryGame, make_game
-from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 from mesa_dilemmas.scenarios.self_play import (
     GameParam,
     _merge_flags,
     check_sets,
+    deadline_at,
     memo_summary,
     prepare_sets,
+    saved_map,
     screen_sets,
+    start_task,
     stop_if_all_failed,
     without,
 )
@@ -77,6 +79,8 @@ class CulturalEvolutionOptions(BaseModel):
     #: screen the sets in the sandbox first and leave out strategies that misbehave (instead of
     #: letting them play the default action with a flag); the summary lists them
     exclude_flagged: bool = False
+    #: wall-clock seconds the run may take (see the self-play's option); None: no deadline
+    deadline: Annotated[float | None, Field(gt=0)] = None
 
     @model_validator(mode="after")
     def _consistent(self) -> CulturalEvolutionOptions:
@@ -237,10 +241,13 @@ class EvolutionTask:
     seed: np.random.SeedSequence
     #: per set, the strategy names left out (``exclude_flagged``)
     excluded: tuple[tuple[str, ...], ...] = ()
+    #: the run's deadline (``time.time()``), or None
+    deadline: float | None = None
 
 
 def run_evolution_task(task: EvolutionTask) -> dict[str, Any]:
     """One evolution run: per-generation frequencies and payoff, the final population's frequencies."""
+    start_task(task.deadline)
     opts = CulturalEvolutionOptions.model_validate(task.options)
     game = make_game(task.game, task.group_size, opts.rounds, **task.game_params)
     sets = [load_strategy_set(p) for p in task.set_paths]
@@ -286,20 +293,23 @@ class CulturalEvolutionExperiment:
         genes = genes_of(sets)
         specs = [(n, r) for n in opts.group_sizes for r in range(opts.runs)]
         seeds = np.random.SeedSequence(scenario.seed).spawn(len(specs))
-        dumped = opts.model_dump()
+        dumped = {**opts.model_dump(), "deadline": None}  # the deadline is the task's own
+        deadline = deadline_at(opts.deadline)
         tasks = [
             EvolutionTask(
-                scenario.game, params, n, r, paths, dumped, seed, tuple(map(tuple, excluded))
+                scenario.game,
+                params,
+                n,
+                r,
+                paths,
+                dumped,
+                seed,
+                tuple(map(tuple, excluded)),
+                deadline,
             )
             for (n, r), seed in zip(specs, seeds, strict=True)
         ]
-        outputs = execution.map_tasks(
-            run_evolution_task,
-            tasks,
-            processes=ctx.processes,
-            progress=ctx.progress,
-            desc="evolution",
-        )
+        outputs = saved_map(run_evolution_task, tasks, ctx, "evolution")
         rows, steps = [], []
         for run_id, (task, out) in enumerate(zip(tasks, outputs, strict=True)):
             low, high = make_game(

@@ -20,8 +20,12 @@ do not depend on the number of processes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
@@ -121,6 +125,72 @@ def stop_if_all_failed(sets: Sequence[StrategySet], flagged: Mapping[str, Any]) 
             )
 
 
+def deadline_at(seconds: float | None) -> float | None:
+    """The run's deadline as a ``time.time()`` value (``seconds`` from now), or None."""
+    return None if seconds is None else time.time() + float(seconds)
+
+
+def start_task(deadline: float | None) -> None:
+    """In a task's process: the run's deadline for every sandboxed call from now on."""
+    from mesa_dilemmas.agents.strategies.sandbox import set_deadline
+
+    set_deadline(deadline)
+
+
+def saved_map(
+    fn: Callable[[Any], dict[str, Any]],
+    tasks: Sequence[Any],
+    ctx: RunContext,
+    desc: str,
+    costs: Sequence[float] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`execution.map_tasks`, with every finished task's output kept in the run
+    directory (``tasks/``) as it arrives: a run that fails late (a deadline, a crash) keeps what
+    was done, and ``--resume`` plays only the tasks that are missing.  A run past its
+    deadline stops with one line."""
+    from mesa_dilemmas.agents.strategies.sandbox import DeadlinePassed
+    from mesa_dilemmas.files import load_task_output, save_task_output
+    from mesa_dilemmas.scenarios.config import ConfigError
+
+    folder = Path(ctx.out_dir) / "tasks"
+    # a task's fingerprint: everything but the deadline (a resumed run has a new one)
+    keys = [
+        hashlib.sha256(repr(dataclasses.replace(t, deadline=None)).encode()).hexdigest()[:32]
+        for t in tasks
+    ]
+    done: dict[int, dict[str, Any]] = {}
+    if ctx.resume:
+        for i, key in enumerate(keys):
+            got = load_task_output(folder, i, key)
+            if got is not None:
+                done[i] = got
+    todo = [i for i in range(len(tasks)) if i not in done]
+
+    def keep(j: int, out: dict[str, Any]) -> None:
+        save_task_output(folder, todo[j], keys[todo[j]], out)
+        done[todo[j]] = out
+
+    try:
+        execution.map_tasks(
+            fn,
+            [tasks[i] for i in todo],
+            processes=ctx.processes,
+            progress=ctx.progress,
+            desc=desc,
+            costs=None if costs is None else [costs[i] for i in todo],
+            on_result=keep,
+            keep=False,
+        )
+    except DeadlinePassed as exc:
+        start_task(None)  # tasks run in this process leave no deadline behind
+        raise ConfigError(
+            f"deadline: {exc}; {len(done)} of {len(tasks)} tasks finished and are kept "
+            f"(--resume {ctx.out_dir} continues)"
+        ) from None
+    start_task(None)
+    return [done[i] for i in range(len(tasks))]
+
+
 def check_sets(sets: Sequence[StrategySet]) -> None:
     for strategy_set in sets:
         if not len(strategy_set):
@@ -164,6 +234,9 @@ class SelfPlayOptions(BaseModel):
     #: screen the sets in the sandbox first and leave out strategies that misbehave (instead of
     #: letting them play the default action with a flag); the summary lists them
     exclude_flagged: bool = False
+    #: wall-clock seconds the run may take; strategy code still running then stops it (one
+    #: line), keeping the finished tasks for --resume.  None: no deadline
+    deadline: Annotated[float | None, Field(gt=0)] = None
 
     @field_validator("group_sizes")
     @classmethod
@@ -194,10 +267,13 @@ class SelfPlayTask:
     seed: np.random.SeedSequence
     #: strategy names left out of the (exploitative, collective) sets
     excluded: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    #: the run's deadline (``time.time()``), or None
+    deadline: float | None = None
 
 
 def run_self_play_task(task: SelfPlayTask) -> dict[str, np.ndarray]:
     """Play all samples of one split; returns per-sample arrays and per-round cooperation."""
+    start_task(task.deadline)
     game = make_game(task.game, task.n, task.rounds, **task.game_params)
     sets = {
         "e": without(load_strategy_set(task.exploitative), task.excluded[0]),
@@ -328,13 +404,10 @@ class SelfPlayExperiment:
             )
             for (n, nc), seed in zip(specs, seeds, strict=True)
         ]
-        outputs = execution.map_tasks(
-            run_self_play_task,
-            tasks,
-            processes=ctx.processes,
-            progress=ctx.progress,
-            desc="self-play",
-            costs=[t.n * t.samples for t in tasks],
+        deadline = deadline_at(opts.deadline)  # not in the tasks' fingerprints: resumable
+        tasks = [dataclasses.replace(t, deadline=deadline) for t in tasks]
+        outputs = saved_map(
+            run_self_play_task, tasks, ctx, "self-play", costs=[t.n * t.samples for t in tasks]
         )
         stop_if_all_failed(
             [without(s, ex) for s, ex in zip(set_list, excluded, strict=True)],

@@ -51,6 +51,7 @@ from mesa_dilemmas.agents.strategies.sandbox import (
 )
 from mesa_dilemmas.agents.strategies.sandbox.worker import (
     BUILDING,
+    IDLE,
     LOADING,
     PLAYING,
     SLOT_PHASE,
@@ -737,7 +738,7 @@ def _sandbox_play(
         return _report({"tampered": -1})
 
     def finish(memo: list[int] | None) -> tuple[dict, dict]:
-        return _finish(
+        answer = _finish(
             header,
             ctx,
             store,
@@ -753,6 +754,15 @@ def _sandbox_play(
             np_state,
             memo,
         )
+        # instances are let go one at a time with their seat on the progress page, so a
+        # finaliser (__del__) that stalls is stopped by the call limits and blamed on its owner
+        prog[SLOT_PHASE] = PLAYING
+        prog[SLOT_ROUND] = max(played - 1, 0)
+        for k in range(len(strategies)):
+            prog[SLOT_SEAT] = k
+            acts[k] = strategies[k] = None
+        prog[SLOT_PHASE] = IDLE
+        return answer
 
     output = ctx.output
     output.by_seat = {}
