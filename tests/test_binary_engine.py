@@ -183,14 +183,22 @@ def test_mesa_model_datacollector_and_metrics() -> None:
     assert model.store.round == 20
 
 
+def always_cooperate(**_: object) -> FixedPolicy:
+    """A factory's policy (``factory = "tests.test_binary_engine:always_cooperate"``)."""
+    return FixedPolicy({"public_goods.action": "C"})
+
+
 def test_any_policy_can_play_through_the_same_interface() -> None:
-    """A non-strategy policy (fixed answers) and strategy policies share one model."""
-    policies = [
-        FixedPolicy({"public_goods.action": "C"}),
-        StrategyPolicy("all_d"),
-        StrategyPolicy("tft(0.5)"),
-    ]
-    model = game_model("public_goods")(n_players=3, rounds=4, policies=policies, rng=0)
+    """A non-strategy policy (fixed answers) and strategy policies share one model, seated
+    through the population as in every game."""
+    players = {
+        "groups": [
+            {"factory": f"{__name__}:always_cooperate", "seats": [0]},
+            {"strategy": "all_d", "seats": [1]},
+            {"strategy": "tft(0.5)", "seats": [2]},
+        ]
+    }
+    model = game_model("public_goods")(n_players=3, rounds=4, players=players, rng=0)
     while model.running:
         model.step()
     assert model.actions[:, 0].all() and not model.actions[:, 1].any()
@@ -213,5 +221,5 @@ def test_model_parameter_schema_is_plain_data() -> None:
 def test_model_params_are_validated() -> None:
     with pytest.raises(ValueError, match="^k: "):
         game_model("public_goods")(n_players=4, k=4.0)
-    with pytest.raises(ValueError, match="policies"):
+    with pytest.raises(TypeError, match="unexpected parameter 'policies'"):
         game_model("public_goods")(n_players=4, policies=[StrategyPolicy("all_c")])

@@ -174,9 +174,9 @@ class BinaryDilemmaModel(DilemmaModel):
     """A Mesa model of one match of a binary-action game: ``step()`` plays one round.
 
     Players are ``DilemmaAgent`` agents; ``strategies`` (spec strings, cycled
-    over the seats) build :class:`StrategyPolicy` players, or ``policies=[...]``
-    (Python API only, so it stays out of the plain-data parameter schema) gives
-    one policy per seat -- any policy: rule, strategy, LLM.
+    over the seats) build :class:`StrategyPolicy` players, and ``players`` (a
+    :class:`~mesa_dilemmas.agents.population.Population`) seats strategies,
+    language models or a factory's policies by group, as in every game.
     """
 
     PHASES = ("act",)
@@ -204,10 +204,8 @@ class BinaryDilemmaModel(DilemmaModel):
         rng: Any = None,
         **extra: Any,
     ) -> None:
-        unknown = set(extra) - {"policies"}
-        if unknown:
-            raise TypeError(f"{type(self).__name__}: unexpected parameter {sorted(unknown)[0]!r}")
-        policies: Sequence[Policy] | None = extra.get("policies")
+        if extra:
+            raise TypeError(f"{type(self).__name__}: unexpected parameter {sorted(extra)[0]!r}")
         super().__init__(rng=rng)
         self.rules = rules
         self.description = rules.description()
@@ -220,31 +218,21 @@ class BinaryDilemmaModel(DilemmaModel):
         self.strategy_entropy = int(self.rng.integers(2**63))
         self.population = population_table(players)
         self.views: list[PlayerHistory] = []
-        if policies is None:
-            entries = [resolve_strategy(s) for s in strategies]
+        entries = [resolve_strategy(s) for s in strategies]
 
-            def strategy_of(seat: int, group: Group | None, persona: Persona) -> Policy | None:
-                if group is None:  # the scenario's strategies, in turn over the seats
-                    if not entries:
-                        raise ValueError(
-                            "strategies: give at least one strategy spec (or pass policies)"
-                        )
-                    return self._strategy_policy(entries[seat % len(entries)], rules)
-                if group.kind == "strategy":
-                    return self._strategy_policy(resolve_strategy(group.value), rules)
-                return None  # a language model or a factory's policy: the population builds it
+        def strategy_of(seat: int, group: Group | None, persona: Persona) -> Policy | None:
+            if group is None:  # the scenario's strategies, in turn over the seats
+                if not entries:
+                    raise ValueError(
+                        "strategies: give at least one strategy spec (or seat every player "
+                        "through players)"
+                    )
+                return self._strategy_policy(entries[seat % len(entries)], rules)
+            if group.kind == "strategy":
+                return self._strategy_policy(resolve_strategy(group.value), rules)
+            return None  # a language model or a factory's policy: the population builds it
 
-            self.players: list[DilemmaAgent] = self.seat_players(n, rules={}, policy_of=strategy_of)
-        elif not self.population.is_empty():
-            raise ValueError("players: give either a population or policies, not both")
-        elif len(policies) != n:
-            raise ValueError(f"policies: need one per player ({n}), got {len(policies)}")
-        else:
-            self.players = []
-            for i, policy in enumerate(policies):
-                agent = DilemmaAgent(self, policy)
-                agent.slot = i
-                self.players.append(agent)
+        self.players: list[DilemmaAgent] = self.seat_players(n, rules={}, policy_of=strategy_of)
         for i, agent in enumerate(self.players):
             self.views.append(PlayerHistory(self.store, 0, i))
             start = getattr(agent.policy, "start_match", None)

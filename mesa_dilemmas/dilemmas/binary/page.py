@@ -155,11 +155,7 @@ def build_for(game: str):  # noqa: ANN201 - a BuildFn
         cls = game_model(game)
         if LLM not in seats:
             return cls(**kwargs, strategies=tuple(seats), rng=seed)
-        from mesa_dilemmas.agents.strategies.policy import StrategyPolicy
-        from mesa_dilemmas.llm import make_policy
-
-        policies = [make_policy(llm or "local") if s == LLM else StrategyPolicy(s) for s in seats]
-        return cls(**kwargs, policies=policies, rng=seed)
+        return cls(**kwargs, players=seat_groups(seats, llm or "local"), rng=seed)
 
     return build
 
@@ -175,14 +171,20 @@ def scenario_body(model: DashboardModel) -> dict[str, Any]:
     if LLM not in seats:
         kwargs["strategies"] = list(seats)
         return out
+    out["population"] = seat_groups(seats, model.llm_choice.spec)
+    out["llm"] = llm_table(model)
+    return out
+
+
+def seat_groups(seats: list[str], llm: str) -> dict[str, Any]:
+    """The page's seats as a ``[population]``: one group per strategy and one for the language
+    model, each on its explicit seats (the one way every game is told who plays)."""
     groups: list[dict[str, Any]] = []
     for spec in dict.fromkeys(seats):
         where = [i for i, s in enumerate(seats) if s == spec]
-        kind = {"llm": model.llm_choice.spec} if spec == LLM else {"strategy": spec}
+        kind = {"llm": llm} if spec == LLM else {"strategy": spec}
         groups.append({**kind, "seats": where})
-    out["population"] = {"groups": groups}
-    out["llm"] = llm_table(model)
-    return out
+    return {"groups": groups}
 
 
 def _label(agent: Any) -> str:
