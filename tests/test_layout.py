@@ -3,6 +3,7 @@ package names that game (the layering itself is `lint-imports`, run by scripts/t
 
 from __future__ import annotations
 
+import ast
 import re
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -115,3 +116,25 @@ def test_no_file_outside_a_games_package_names_the_game():
     assert not found, f"{len(found)} lines name a game outside its package:\n" + "\n".join(
         found[:60]
     )
+
+
+def test_no_file_outside_the_llm_layer_builds_an_llm_policy():
+    """Who plays is a population: LLM seats are built by the ``llm`` policy kind inside
+    ``llm/``, never by a game, a page or a runner of its own (the shape: what is imported from
+    the LLM layer, not a list of names)."""
+    builders = {"make_policy", "LLMPolicy"}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] == "llm":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "mesa_dilemmas.llm"
+            ):
+                names = {a.name for a in node.names}
+                if node.module == "mesa_dilemmas.llm.policy" or names & builders:
+                    found.append(f"{rel}:{node.lineno}")
+            elif isinstance(node, ast.Attribute) and node.attr in builders:
+                found.append(f"{rel}:{node.lineno}")
+    assert found == []
