@@ -74,19 +74,23 @@ EXPERIMENTS = [
     Experiment(
         "pom_traits", "port_of_mars/traits", tiny=["replications=3"], quick=["replications=80"]
     ),
-    # 15 cells (variant x leader seat)
+    # 15 cells (variant x leader seat); full: 60 a cell (the paper's 50 games a variant, and
+    # 0.85 power for the leader's-angle trend at r = 0.15), not the scenario's 200, so that
+    # the five seed streams of --full stay within minutes
     Experiment(
         "pom_lead",
         "port_of_mars/leadership_rule_based",
         tiny=["replications=2"],
         quick=["replications=20"],
+        full=["replications=60"],
     ),
-    # 8 cells (SVO set x leadership)
+    # 8 cells (SVO set x leadership); full: 60 a cell, as pom_lead
     Experiment(
         "pom_groups",
         "port_of_mars/svo_sets_rule_based",
         tiny=["replications=2"],
         quick=["replications=30"],
+        full=["replications=60"],
     ),
 ]
 
@@ -583,7 +587,13 @@ def judge_pom_communication(run_dir: Path) -> Verdict:
         diff = float(on.mean() - off.mean())
         parts.append(f"{angle:g}: {on.mean():.1f} vs {off.mean():.1f} ({p_text(p)})")
         if angle in (-15, 0, 60):
-            statuses.append(decide(diff, p, None))
+            power = power_two_sample(
+                len(on), len(off), MEDIUM_D, at="d = 0.5 (the paper gives the figure only)"
+            )
+            status = decide(diff, p, power)
+            statuses.append(status)
+            if status != "reproduced":
+                parts[-1] = parts[-1][:-1] + f"; {power.text()})"
         else:  # the paper: a drop, not significant
             statuses.append("reproduced" if diff > 0 else decide(diff, p, None))
     runs = read_runs(run_dir)
@@ -1038,6 +1048,12 @@ CLAIMS = [
         "(significantly at -15, 0 and 60)",
         "pom_comm",
         judge_pom_communication,
+        note=(
+            "by construction where it holds (a pledge only pulls a plan up); at -15 degrees it "
+            "fails all the same: the competitive player's conformity to its pledge is 0.14 and "
+            "the rule meeting asks little of it, so its spend is the same with and without the "
+            "meeting (21.7 vs 21.8 coins a game at quick size)"
+        ),
     ),
     _claim(
         "Sec. 4.3, Fig. 3",
