@@ -161,3 +161,29 @@ def test_reproduce_on_published_sets_writes_the_paper_002_section(tmp_path):
     (tmp_path / "none").mkdir()
     nothing = cli("reproduce", "--tiny", "--strategies", str(tmp_path / "none"))
     assert nothing.returncode == 2 and "no strategy files" in nothing.stderr
+
+
+def test_the_report_counts_flagged_published_strategies_per_model(tmp_path):
+    from types import SimpleNamespace
+
+    from mesa_dilemmas.reproduction import Report, flagged_lines
+
+    run = tmp_path / "public_goods-claude-haiku-4-5-self_play"
+    run.mkdir()
+    (run / "summary.json").write_text(
+        json.dumps(
+            {
+                "sets": {"collective": {"size": 7}, "exploitative": {"size": 5}},
+                "flagged_strategies": {
+                    "Strategy_A": {"matches": 3, "reason": "timeout\nafter 1 s"},
+                    "Strategy_B": {"matches": 2, "reason": "returned None"},
+                },
+            }
+        )
+    )
+    report = Report("tiny")
+    report.runs[run.name] = (run, [], 0.0)
+    games = [SimpleNamespace(game="public_goods", models={"claude-haiku-4-5": None})]
+    text = "\n".join(flagged_lines(report, games))
+    assert "| public_goods | Claude Haiku 4.5 | 2 of 12 | 5 | timeout after 1 s |" in text
+    assert flagged_lines(Report("tiny"), games) == []  # no run, no table
