@@ -164,10 +164,13 @@ def _mean_se(x: pd.Series) -> tuple[float, float, int]:
     )
 
 
-def _pair(a: pd.Series, b: pd.Series, paper_diff: float, unit: str) -> tuple[Status, str, float]:
-    """Mean of ``a`` above mean of ``b`` as the paper says (``paper_diff`` > 0, in the same
-    unit): two-sided Mann-Whitney; the power is a t-test's at the paper's difference over our
-    pooled standard deviation.  Returns the status, a text and the Welch z."""
+def _pair(
+    a: pd.Series, b: pd.Series, paper_diff: float, unit: str, at: str = ""
+) -> tuple[Status, str, float]:
+    """Mean of ``a`` above mean of ``b`` as the paper says: two-sided Mann-Whitney; the power
+    is a t-test's at the difference ``paper_diff`` (> 0, in ``unit``: the paper's, or what
+    ``at`` says it is where the paper gives none) over our pooled standard deviation.  Returns
+    the status, a text and the Welch z."""
     a, b = pd.to_numeric(a, errors="coerce").dropna(), pd.to_numeric(b, errors="coerce").dropna()
     if len(a) < 2 or len(b) < 2:
         return "inconclusive", f"too few values ({len(a)} + {len(b)})", math.nan
@@ -178,7 +181,10 @@ def _pair(a: pd.Series, b: pd.Series, paper_diff: float, unit: str) -> tuple[Sta
     with warnings.catch_warnings():  # statsmodels' root finder at a huge effect
         warnings.simplefilter("ignore")
         power = power_two_sample(
-            len(a), len(b), min(d, 10.0), at=f"the paper's {paper_diff:g} {unit} (d = {d:.2f})"
+            len(a),
+            len(b),
+            min(d, 10.0),
+            at=f"{at or 'the paper'}'s {paper_diff:.3g}{' ' + unit if unit else ''} (d = {d:.2f})",
         )
     status = decide(diff, p, power)
     text = f"{diff:+.3g} ({p_text(p)}"
@@ -301,7 +307,11 @@ def judge_pom_dirty_lowest(run_dir: Path) -> Verdict:
     statuses, parts = [], []
     for angle in sorted(a for a in seats["angle"].dropna().unique() if a != 60):
         status, text, _ = _pair(
-            seats.loc[seats["angle"] == angle, "dirty_share"], top, 0.2, "share points"
+            seats.loc[seats["angle"] == angle, "dirty_share"],
+            top,
+            0.2,
+            "of the share",
+            at="a third of the paper's -15 vs 60 gap",
         )
         statuses.append(status)
         parts.append(f"{angle:g} vs 60: {text}")
@@ -363,7 +373,7 @@ def judge_pom_collapse_high_svo(run_dir: Path) -> Verdict:
     frame = pd.DataFrame(rows, columns=["survived", "early"])
     alive = frame.loc[frame["survived"], "early"] if len(frame) else pd.Series(dtype=float)
     dead = frame.loc[~frame["survived"], "early"] if len(frame) else pd.Series(dtype=float)
-    status, text, z = _pair(alive, dead, 1.0, "coin a round")
+    status, text, z = _pair(alive, dead, 1.0, "coin a round", at="a stated effect")
     return Verdict(
         f"60-degree player's coins to port health a round in rounds 1-{EARLY_ROUNDS}: "
         f"{alive.mean():.2f} in {len(alive)} surviving vs {dead.mean():.2f} in {len(dead)} "
@@ -445,7 +455,7 @@ def _culture_verdict(
 
 
 def judge_pom_culture_dirty(run_dir: Path) -> Verdict:
-    return _culture_verdict(run_dir, "dirty_share", 1, "share points", "dirty share per seat")
+    return _culture_verdict(run_dir, "dirty_share", 1, "of the share", "dirty share per seat")
 
 
 #: bootstrap resamples of games for the gaps of Table 1's dirty-card order (a fixed seed: the
@@ -618,7 +628,7 @@ def judge_pom_comm_dirty(run_dir: Path) -> Verdict:
     on, off = share[seats["meeting"]], share[~seats["meeting"]]
     if len(on) < 2 or len(off) < 2:
         return Verdict("too few seats with a dirty card to take", "-", "inconclusive")
-    status, text, z = _pair(off, on, 0.05, "share points")
+    status, text, z = _pair(off, on, 0.05, "of the share", at="a stated effect")
     return Verdict(
         f"dirty share per seat: {off.mean():.1%} without the meeting vs {on.mean():.1%} with it",
         f"two-sided Mann-Whitney over {len(off)} + {len(on)} seat-games: {text}; power at 5 "
@@ -825,7 +835,9 @@ def _set_verdict(run_dir: Path, column: str, sign: int, what: str) -> Verdict:
     high, low = runs.loc[~runs["low_set"], column], runs.loc[runs["low_set"], column]
     a, b = (high, low) if sign > 0 else (low, high)
     sd = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2) if min(len(a), len(b)) > 1 else math.nan
-    status, text, z = _pair(a, b, MEDIUM_D * sd if math.isfinite(sd) else 0.0, "(d = 0.5)")
+    status, text, z = _pair(
+        a, b, MEDIUM_D * sd if math.isfinite(sd) else 0.0, "", at="a medium effect"
+    )
     return Verdict(
         f"{what} per run: -15..60 set {high.mean():.3g} vs -30..60 set {low.mean():.3g}; "
         f"{'-15..60 minus -30..60' if sign > 0 else '-30..60 minus -15..60'} {text}",
