@@ -194,6 +194,10 @@ _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 
 
+#: the only entries of /dev a worker may open (for reading): no terminal among them
+DEVICES = ("null", "zero", "full", "random", "urandom", "shm")
+
+
 def _landlock() -> str:
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
@@ -224,25 +228,27 @@ def _landlock() -> str:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
         read_dir = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
-        for name in sorted(os.listdir("/")):
-            if name == "proc":  # no process's entries, whatever the namespaces
-                continue
+        # no process's /proc entries, whatever the namespaces; of /dev only the devices that
+        # cannot be a terminal (no /dev/tty, /dev/pts/*, /dev/console, /dev/tty0, /dev/ttyS0)
+        paths = ["/" + name for name in sorted(os.listdir("/")) if name not in ("proc", "dev")]
+        paths += [f"/dev/{name}" for name in DEVICES]
+        for path in paths:
             try:
-                fd = os.open("/" + name, os.O_PATH | os.O_CLOEXEC)
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
             try:
-                is_dir = os.path.isdir("/" + name)
+                is_dir = os.path.isdir(path)
                 rule = PathBeneath(read_dir if is_dir else _FS_EXECUTE | _FS_READ_FILE, fd)
                 if libc.syscall(_NR_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0) != 0:
-                    raise OSError(ctypes.get_errno(), f"landlock_add_rule /{name}")
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
             finally:
                 os.close(fd)
         if libc.syscall(_NR_RESTRICT_SELF, ruleset, 0) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self")
     finally:
         os.close(ruleset)
-    what = ["files read-only", "no /proc"]
+    what = ["files read-only", "no /proc", "no terminal devices"]
     what += ["no TCP"] if net else []
     what += ["signals and abstract sockets scoped"] if scoped else []
     return f"Landlock ABI {abi} ({', '.join(what)})"

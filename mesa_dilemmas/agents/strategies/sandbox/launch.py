@@ -116,6 +116,13 @@ def read_only_view() -> tuple[list[str], list[str]]:
         else:
             missing.append(f"private temp dir ({os.strerror(ctypes.get_errno())})")
 
+    if os.path.isdir("/dev/pts"):  # no pseudo-terminal in the worker's view (Landlock too)
+        flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        if _libc.mount(b"tmpfs", b"/dev/pts", b"tmpfs", flags, b"size=4k,mode=555") == 0:
+            applied.append("no /dev/pts")
+        else:
+            missing.append(f"empty /dev/pts ({os.strerror(ctypes.get_errno())})")
+
     class MountAttr(ctypes.Structure):
         _fields_ = [(name, ctypes.c_uint64) for name in ("set", "clr", "prop", "userns")]
 

@@ -18,6 +18,7 @@ that rebinds module attributes cannot redirect later requests.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
@@ -103,6 +104,32 @@ class WorkerContext:
         return self._exchange(self, header, arrays)
 
 
+def _map_page(fd: int) -> tuple[memoryview, int | None]:
+    """The progress page, mapped without keeping a descriptor (``mmap.mmap`` keeps a dup, the
+    descriptor returned where ctypes cannot map it)."""
+    size = PROGRESS_SLOTS * 8
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_int,
+            ctypes.c_long,
+        ]
+        addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mmap")
+        return memoryview((ctypes.c_char * size).from_address(addr)).cast("B").cast("q"), None
+    except (OSError, AttributeError):
+        dup = os.dup(fd)
+        return memoryview(mmap.mmap(dup, size)).cast("q"), dup
+
+
 def main(
     argv: list[str], applied: list[str] | None = None, missing: list[str] | None = None
 ) -> int:
@@ -122,14 +149,18 @@ def main(
     for key, target in init["handlers"].items():
         module, _, func = target.partition(":")
         handlers[key] = getattr(import_module(module), func)
-    page = mmap.mmap(prog_fd, PROGRESS_SLOTS * 8)
-    progress = memoryview(page).cast("q")
+    progress, page_fd = _map_page(prog_fd)
+    os.close(prog_fd)  # mapped: no descriptor of it is left open
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.close(devnull)
     output = BoundedText(limits.output_chars, progress)
     sys.stdout = sys.stderr = output  # type: ignore[assignment]
-    keep = max(req_fd, resp_fd, prog_fd, 2) + 1
+    for fd in range(3, 1024):  # nothing but the protocol's pipes stays open
+        if fd not in (req_fd, resp_fd, page_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    keep = max(req_fd, resp_fd, page_fd or 0, 2) + 1
     got, lacking = confine(limits, keep, measure=bool(init.get("measure")))
 
     def exchange(ctx: WorkerContext, header: dict, arrays: dict) -> tuple[dict, dict]:
