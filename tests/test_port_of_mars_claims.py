@@ -283,3 +283,15 @@ def test_judges_run_on_real_rule_games_at_the_tiny_size(tmp_path):
             verdict = claim.judge(out / "run")
             assert verdict.status in statuses, (claim.key, verdict)
             assert verdict.status != "partly"
+
+
+def test_the_docs_count_the_register_as_it_is():
+    from collections import Counter
+
+    kinds = Counter(r["kind"] for r in ROWS)
+    docs = " ".join((ROOT / "docs" / "port_of_mars.md").read_text(encoding="utf-8").split())
+    assert (
+        f"({len(ROWS)} rows: {kinds['judged']} judged here on rule players, {kinds['llm']} "
+        f"that need LLM players"
+    ) in docs
+    assert f"{kinds['untestable'] + kinds['not_run']} not testable here" in docs

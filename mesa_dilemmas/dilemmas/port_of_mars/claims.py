@@ -992,9 +992,9 @@ CLAIMS = [
             "with the two ordering overrides gone (docs/port_of_mars.md, provenance) each group "
             "is its text-read angle (EI -5, HI 0, HC 45, EC 50) through the one dirty formula, "
             "so the egalitarian individualist, the lower angle, is the dirtier individualist "
-            "(400 fresh games, seeds 90000 + i: per seat EI 70.2% vs HI 63.2%, +-1.9; HC 22.4%, "
-            "EC 19.7%); the paper's own HI - EI gap is 2 points, which 80 games a cell cannot "
-            "see either way"
+            "(per seat, +-1.9: EI 70.2% vs HI 63.2%, HC 22.4% vs EC 19.7% over seeds 90000-90399; "
+            "EI 67.9% vs HI 66.1%, HC 21.9% vs EC 20.0% over seeds 91000-91399); the paper's own "
+            "HI - EI gap is 2 points, which 80 games a cell cannot see either way"
         ),
     ),
     _claim(
