@@ -2,7 +2,9 @@
 
 Its controls come from the game's parameter schema (a slider for a bounded number, a select
 for a choice, a checkbox for a flag; other parameters keep their defaults), and its panels
-chart every numeric model reporter over rounds.
+chart every numeric model reporter over rounds.  A game that seats its players from a
+population (a ``players`` parameter) and takes the ``llm`` policy kind gets LLM seats too: a
+count of seats and the LLM controls every page has, handed to the model as a ``Population``.
 """
 
 from __future__ import annotations
@@ -47,8 +49,20 @@ def words_of(key: str, words: dict[str, str] | None = None) -> str:
     return (words or {}).get(key) or key.replace("_", " ")
 
 
+#: the control of the LLM seats' count on a generic page
+LLM_SEATS = "llm_seats"
+
+
+def takes_llm_seats(model_cls: type) -> bool:
+    """Whether the game seats a population (``players``) that may hold language models."""
+    return "players" in params_model(model_cls).model_fields and "llm" in getattr(
+        model_cls, "POLICY_KINDS", ()
+    )
+
+
 def schema_controls(model_cls: type) -> dict[str, Any]:
-    """Controls for every parameter a control can show, labelled in words; the seed box last."""
+    """Controls for every parameter a control can show, labelled in words; the LLM seats and
+    controls where the game takes them; the seed box last."""
     out: dict[str, Any] = {}
     for name, info in params_model(model_cls).model_fields.items():
         annotation = c._base_type(info.annotation)
@@ -62,7 +76,38 @@ def schema_controls(model_cls: type) -> dict[str, Any]:
                 out[name] = c.slider(model_cls, name, label=label)
         except (TypeError, ValueError):  # unbounded or without a default: keep the default
             continue
+    if takes_llm_seats(model_cls):
+        out[LLM_SEATS] = c.int_slider("players: LLM (the first seats)", 0, 0, 8)
+        out.update(c.llm_controls())
     out["rng"] = c.seed_box(42)
+    return out
+
+
+def llm_population(seats: int, llm: str) -> dict[str, Any]:
+    """``seats`` language models on the first seats, the game's rule players on the rest."""
+    return {"placement": "first", "groups": [{"llm": llm, "count": seats}]}
+
+
+def build_game(model_cls: type, params: dict[str, Any], seed: int, llm: str | None) -> Any:
+    """The game of a generic page: its parameters, and its LLM seats as a population."""
+    params = dict(params)
+    seats = int(params.pop(LLM_SEATS, 0) or 0)
+    if seats > 0:
+        params["players"] = llm_population(seats, llm or "local")
+    return model_cls(**params, rng=seed)
+
+
+def scenario_of(model: DashboardModel) -> dict[str, Any]:
+    """ "Save as scenario" of a generic page: its parameters, and its LLM seats as the
+    scenario's ``[population]`` with the page's ``[llm]`` settings."""
+    from mesa_dilemmas.viz.dashboard.save_scenario import llm_table
+
+    params = dict(model.params)
+    seats = int(params.pop(LLM_SEATS, 0) or 0)
+    out: dict[str, Any] = {"params": params}
+    if seats > 0:
+        out["population"] = llm_population(seats, model.llm_choice.spec)
+        out["llm"] = llm_table(model)
     return out
 
 
@@ -111,7 +156,9 @@ def page_for(name: str, words: dict[str, str] | None = None) -> GamePage:
         title=name.replace("_", " ").title(),
         summary=doc[0] if doc else f"The {name} game.",
         controls=lambda: schema_controls(model_cls),
-        build=lambda params, seed, llm: model_cls(**params, rng=seed),
+        build=lambda params, seed, llm: build_game(model_cls, params, seed, llm),
+        llm_agents=lambda params: int(params.get(LLM_SEATS, 0) or 0),
+        scenario_of=scenario_of,
         snapshot=lambda model: snapshot(model, words),
         panels=Panels,
         round_of=lambda game: int(getattr(game, "time", 0)),
