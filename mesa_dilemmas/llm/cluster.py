@@ -8,9 +8,11 @@ limits that matter -- a provider's concurrency, requests and tokens per minute, 
 * before a paid call a worker reserves it in the gate's budget (refused at the limit: the run
   stops with everything recorded), then waits for a slot of the endpoint's concurrency and
   rate; after it, it returns the slot and charges tokens and cost;
-* the execution backend starts the gate when a run with LLM agents goes on Ray and names it in
-  the environment variable ``MESA_DILEMMAS_LLM_GATE`` of every worker; the LLM client then uses
-  :class:`GateLimiter` and :class:`GateBudget` instead of its per-process throttle and budget.
+* the execution backend starts the gate when a run with LLM agents goes on Ray and sends its
+  name with every task (as the run's session travels), which runs inside
+  ``with use_gate(name):``; the LLM client then uses :class:`GateLimiter` and
+  :class:`GateBudget` instead of its per-process throttle and budget.  No environment variable
+  carries it: two runs in one process each see their own gate.
 
 A worker killed while it holds a slot does not give it back: the gate counts slots, not
 workers.  Ray retries the task, and the run goes on with one slot fewer for that endpoint
@@ -20,22 +22,34 @@ until it ends (documented in ``docs/scaling.md``).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from mesa_dilemmas.llm.errors import BudgetExceeded
 
-GATE_ENV = "MESA_DILEMMAS_LLM_GATE"
 NAMESPACE = "mesa_dilemmas"
+
+#: the gate of the Ray run this context works for (None: not a Ray run with LLM agents)
+_GATE: ContextVar[str | None] = ContextVar("mesa_dilemmas_llm_gate", default=None)
 
 
 def gate_name() -> str | None:
-    """The gate this process must use, or None (outside a Ray run)."""
-    return os.environ.get(GATE_ENV) or None
+    """The gate this context must use, or None (outside a Ray run)."""
+    return _GATE.get()
+
+
+@contextmanager
+def use_gate(name: str | None) -> Iterator[None]:
+    """Work inside the run whose gate actor is ``name`` (None: no gate)."""
+    token = _GATE.set(name)
+    try:
+        yield
+    finally:
+        _GATE.reset(token)
 
 
 @dataclass

@@ -17,7 +17,9 @@ any backend and any number of workers.
 
 The run's LLM session (:mod:`mesa_dilemmas.llm.session`) travels with the tasks: the session
 file of the run active in the driver's context is sent with every task, and the worker runs the
-task inside ``with session.use(path):`` (a worker inherits no run from its environment).
+task inside ``with session.use(path):`` (a worker inherits no run from its environment); on Ray
+the name of the run's LLM gate travels the same way.  The settings in force are a context
+variable (``use`` sets them for what runs inside), not a module global.
 
 Ray is an optional extra (``pip install mesa-dilemmas[ray]``), imported only when asked for.
 """
@@ -30,6 +32,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,11 +61,15 @@ class TaskFailed(RuntimeError):
     """A task that could not be completed; what finished before it has been handed over."""
 
 
-_current: ExecutionSettings = ExecutionSettings()
+#: the execution settings of the experiments running in this context
+_SETTINGS: ContextVar[ExecutionSettings | None] = ContextVar(
+    "mesa_dilemmas_execution", default=None
+)
 
 
 def current() -> ExecutionSettings:
-    return _current
+    """The settings of the experiments running in this context (the defaults outside ``use``)."""
+    return _SETTINGS.get() or ExecutionSettings()
 
 
 @contextlib.contextmanager
@@ -73,30 +80,24 @@ def use(
 
     ``llm_budget`` (the run's ``[llm.budget]``, for a run with LLM agents): on Ray, one gate
     actor then holds the LLM limits and the budget for every worker of the run."""
-    global _current
-    previous, _current = _current, settings
+    token = _SETTINGS.set(settings)
     started = False
-    gate_env = None
     try:
-        if settings.backend == "ray":
-            if llm_budget is not None:
-                from mesa_dilemmas.llm.cluster import GATE_ENV
+        with contextlib.ExitStack() as stack:
+            if settings.backend == "ray":
+                started = _ray_init(settings, processes)
+                if llm_budget is not None:
+                    import ray
 
-                gate_env = GATE_ENV
-                os.environ[GATE_ENV] = f"llm-gate-{os.getpid()}-{time.time_ns()}"
-            started = _ray_init(settings, processes)
-            if llm_budget is not None:
-                from mesa_dilemmas.llm.cluster import start_gate
+                    from mesa_dilemmas.llm.cluster import start_gate, use_gate
 
-                gate = start_gate(os.environ[GATE_ENV], llm_budget)
-                import ray
-
-                ray.get(gate.spent.remote())  # the gate is up before the first task asks it
-        yield settings
+                    name = f"llm-gate-{os.getpid()}-{time.time_ns()}"
+                    gate = start_gate(name, llm_budget)
+                    ray.get(gate.spent.remote())  # the gate is up before the first task asks it
+                    stack.enter_context(use_gate(name))
+            yield settings
     finally:
-        _current = previous
-        if gate_env is not None:
-            os.environ.pop(gate_env, None)
+        _SETTINGS.reset(token)
         if started:
             import ray
 
@@ -156,8 +157,8 @@ def _ray_init(settings: ExecutionSettings, processes: int) -> bool:
 
 
 def _task_env() -> dict[str, str]:
-    """What a worker must share with the driver: the run's settings (the LLM gate, the cache
-    directory; the LLM session goes with each task instead) and the import roots."""
+    """What a worker must share with the driver: the user's own settings (the cache directory;
+    the LLM session and gate go with each task instead) and the import roots."""
     env = {k: v for k, v in os.environ.items() if k.startswith("MESA_DILEMMAS_")}
     env["PYTHONPATH"] = os.pathsep.join(_python_path())
     return env
@@ -197,6 +198,8 @@ def map_tasks(
     from tqdm.auto import tqdm
 
     llm_run = active_llm_run()
+    gate = active_gate()
+    settings = current()
     order = (
         sorted(range(len(tasks)), key=lambda i: -costs[i])
         if costs is not None
@@ -216,8 +219,17 @@ def map_tasks(
         bar.update(1 if sizes is None else sizes[i])
 
     try:
-        if _current.backend == "ray":
-            _ray_map(fn, tasks, list(order), done, label or (lambda i: f"{desc} task {i}"), llm_run)
+        if settings.backend == "ray":
+            _ray_map(
+                fn,
+                tasks,
+                list(order),
+                done,
+                label or (lambda i: f"{desc} task {i}"),
+                settings.max_retries,
+                llm_run,
+                gate,
+            )
         elif processes <= 1 or len(tasks) <= 1:
             for i in order:
                 done(i, fn(tasks[i]))
@@ -246,13 +258,25 @@ def active_llm_run() -> str | None:
     return None if session is None else session.active_path()
 
 
-def _call(fn: Callable[[Any], Any], task: Any, llm_run: str | None = None) -> Any:
-    """``fn(task)`` in a worker, inside the driver's LLM run (``llm_run``, sent with the task)."""
-    if llm_run is None:
+def active_gate() -> str | None:
+    """The LLM gate of the Ray run active here (None: none, or the LLM layer not loaded)."""
+    import sys
+
+    cluster = sys.modules.get("mesa_dilemmas.llm.cluster")
+    return None if cluster is None else cluster.gate_name()
+
+
+def _call(
+    fn: Callable[[Any], Any], task: Any, llm_run: str | None = None, gate: str | None = None
+) -> Any:
+    """``fn(task)`` in a worker, inside the driver's LLM run (``llm_run``) and, on Ray, its LLM
+    gate (``gate``), both sent with the task."""
+    if llm_run is None and gate is None:
         return fn(task)
     from mesa_dilemmas.llm import session
+    from mesa_dilemmas.llm.cluster import use_gate
 
-    with session.use(llm_run):
+    with session.use(llm_run), use_gate(gate):
         return fn(task)
 
 
@@ -262,18 +286,20 @@ def _ray_map(
     order: list[int],
     done: Callable[[int, Any], None],
     label: Callable[[int], str],
+    max_retries: int,
     llm_run: str | None = None,
+    gate: str | None = None,
 ) -> None:
     import ray
     from ray.exceptions import RayError, RayTaskError
 
-    remote = ray.remote(num_cpus=1, max_retries=_current.max_retries, retry_exceptions=False)(_call)
+    remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(_call)
     # per task too, so a Ray that was started before this run (by the caller) gets them as well
     # (the run's variables only: the import path stays the one the Ray job was started with)
     run_vars = {k: v for k, v in _task_env().items() if k != "PYTHONPATH"}
     remote = remote.options(runtime_env={"env_vars": run_vars})
     fn_ref = ray.put(fn)
-    refs = {remote.remote(fn_ref, tasks[i], llm_run): i for i in order}
+    refs = {remote.remote(fn_ref, tasks[i], llm_run, gate): i for i in order}
     pending = list(refs)
     try:
         while pending:
@@ -289,7 +315,7 @@ def _ray_map(
                 except RayError as exc:  # the worker died (retried max_retries times) or similar
                     cause = getattr(exc, "cause", None) or exc
                     raise TaskFailed(
-                        f"{label(i)} failed after up to {_current.max_retries} retries: "
+                        f"{label(i)} failed after up to {max_retries} retries: "
                         f"{type(cause).__name__}: {str(cause).strip().splitlines()[-1] if str(cause).strip() else ''}"
                     ) from None
                 done(i, result)
