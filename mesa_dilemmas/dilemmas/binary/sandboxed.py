@@ -49,6 +49,7 @@ from mesa_dilemmas.agents.strategies.sandbox import (
     register_handler,
     sandbox_for,
 )
+from mesa_dilemmas.agents.strategies.sandbox import worker as _worker_module
 from mesa_dilemmas.agents.strategies.sandbox.worker import (
     BUILDING,
     IDLE,
@@ -647,6 +648,7 @@ def _sandbox_play(
     random.seed(int(state[0]) << 32 | int(state[1]))
     np.random.seed(state[2:].astype(np.uint32))
     py_state, np_state = random.getstate(), np.random.get_state()[1].copy()
+    _reseed_entropy(int(state[1]) << 32 | int(state[0]), prog)
 
     from mesa_dilemmas.agents.strategies.history import HistoryStore
 
@@ -859,6 +861,10 @@ def _finish(
             used[free[k]] = bool(s is not None and s.used_rng)
         except BaseException:  # noqa: BLE001
             used[free[k]] = True
+    for k in _Entropy.drew:  # drew from the (cut) entropy sources: stochastic
+        if 0 <= k < len(free):
+            used[free[k]] = True
+    _Entropy.page = None
     if random.getstate() != py_state or not np.array_equal(np.random.get_state()[1], np_state):
         untrusted = np.array([not t for t in header["trusted"]] + [False])
         used |= untrusted[flat_entry]  # -1 (scripted) picks the trailing False
@@ -1045,6 +1051,71 @@ def _memo_rounds(
         start[2][0 if k in virtual else 1] += 1
     return hits, eligible
 
+
+# -- entropy: cut off in the worker -------------------------------------------------------------
+#
+# Unseeded generators (``np.random.default_rng()``, ``random.Random()``, ``random.seed()``,
+# ``SystemRandom``, ``secrets``, ``os.urandom``) draw from one stream seeded from the batch's
+# entropies, so a strategy that uses them plays the same under the same seed; the seats that drew
+# from it are reported as having used random numbers (``used_rng``: stochastic in the data).
+# Clock readings and object addresses are not cut (docs/sandbox.md).
+
+
+class _Entropy:
+    source = random.Random(0)
+    drew: set[int] = set()
+    page: Any = None
+
+
+def _note_draw() -> None:
+    page = _Entropy.page
+    if page is not None and page[SLOT_PHASE] in (BUILDING, PLAYING):
+        _Entropy.drew.add(int(page[SLOT_SEAT]))
+
+
+def _cut_entropy() -> None:
+    """Replace the process's entropy sources by :class:`_Entropy`'s stream (a worker only,
+    before the integrity snapshot, so the replacements are what is watched)."""
+    import os
+    import secrets
+
+    import numpy.random.bit_generator as bit_generator
+
+    def randbits(k: int) -> int:
+        _note_draw()
+        return _Entropy.source.getrandbits(k)
+
+    def urandom(size: int) -> bytes:
+        _note_draw()
+        return _Entropy.source.randbytes(size)
+
+    seed_original = random.Random.seed
+
+    def seed(self: random.Random, a: Any = None, version: int = 2) -> None:
+        if a is None:
+            _note_draw()
+            a = _Entropy.source.getrandbits(128)
+        seed_original(self, a, version)
+
+    bit_generator.randbits = randbits  # type: ignore[attr-defined]
+    secrets.randbits = randbits
+    os.urandom = urandom
+    random.Random.seed = seed  # type: ignore[method-assign]
+    random.seed = random._inst.seed  # type: ignore[attr-defined]
+    random.SystemRandom.random = lambda self: (_note_draw(), _Entropy.source.random())[1]  # type: ignore[method-assign]
+    random.SystemRandom.getrandbits = lambda self, k: randbits(k)  # type: ignore[method-assign]
+    random.SystemRandom.randbytes = lambda self, n: urandom(n)  # type: ignore[method-assign]
+
+
+def _reseed_entropy(seed: int, page: Any) -> None:
+    """At a batch's start: the stream seeded from the batch, no draws noted yet."""
+    _Entropy.source = random.Random(seed)
+    _Entropy.drew = set()
+    _Entropy.page = page
+
+
+if _worker_module.IN_WORKER:
+    _cut_entropy()
 
 # bindings checked after every round in the worker: taken when the worker imports this module at
 # its start, before it loads any strategy code (this module and the engine's are watched too)

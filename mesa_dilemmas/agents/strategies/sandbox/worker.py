@@ -37,6 +37,8 @@ SLOT_SEAT, SLOT_ROUND, SLOT_PHASE = 0, 1, 2
 PROGRESS_SLOTS = 8
 #: phases: between requests, loading strategy code, building instances, playing
 IDLE, LOADING, BUILDING, PLAYING = 0, 1, 2, 3
+#: True in a worker process (set before its handlers are imported)
+IN_WORKER = False
 
 
 class BoundedText(io.TextIOBase):
@@ -143,6 +145,8 @@ def main(
 
     init, _ = recv(req_fd)
     limits = SandboxLimits(**init["limits"])
+    global IN_WORKER
+    IN_WORKER = True
     for name in init.get("preload", []):
         import_module(name)
     handlers = {}
