@@ -264,18 +264,24 @@ def power_correlation(
 
 
 def power_binomial(n: int, share: float, *, at: str = "", alpha: float = ALPHA) -> Power:
-    """A one-sided binomial test against 1/2: its power when the true share is ``share``."""
-    from statsmodels.stats.power import NormalIndPower
-    from statsmodels.stats.proportion import proportion_effectsize
+    """The exact power of a two-sided binomial test against 1/2 over ``n`` runs, in the
+    paper's direction, when the true share is ``share`` (a discrete test: computed from its
+    rejection region, not a normal approximation), and the runs that would give :data:`POWER`."""
+    from scipy.stats import binom
 
     share = min(share, 0.999)
-    tool = NormalIndPower()
-    h = float(proportion_effectsize(share, 0.5))
-    power = tool.power(h, nobs1=n, alpha=alpha, ratio=0, alternative="larger") if n else math.nan
-    needed = _solve(
-        lambda: tool.solve_power(h, power=POWER, alpha=alpha, ratio=0, alternative="larger")
-    )
-    return Power(_clip(power), needed, at or f"a share of {share:.0%}", "runs")
+
+    def exact(m: int) -> float:
+        if m < 1:
+            return math.nan
+        # the smallest count above half that the two-sided test rejects at alpha
+        for k in range(m // 2 + 1, m + 1):
+            if min(1.0, 2 * float(binom.sf(k - 1, m, 0.5))) < alpha:
+                return float(binom.sf(k - 1, m, share))
+        return 0.0
+
+    needed = next((m for m in range(1, 5001) if exact(m) >= POWER), None)
+    return Power(_clip(exact(n)), needed, at or f"a share of {share:.0%}", "runs")
 
 
 def decide(effect: float, p: float, power: Power | None = None, *, alpha: float = ALPHA) -> Status:

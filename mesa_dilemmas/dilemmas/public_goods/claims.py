@@ -65,6 +65,17 @@ def judge_pg_exploitative_wins(run_dir: Path) -> Verdict:
     )
 
 
+PG_EVOLUTION_NOTE = (
+    "the reference sets' exploitative attitude wins, but not as completely as the paper's "
+    "Claude strategies: the full run (100 runs per group size) finds 69 of 100 at n = 4 and 100 "
+    "of 100 at n = 64, both significantly more than half, where the paper has 100 of 100 at "
+    "both.  The verdict is against the paper's share only when a run is too small to tell "
+    "69% from 100%: at quick size (8 runs) 7 of 8 at n = 4 is not significant, and the "
+    "paper's 100 of 100 would have given 8 of 8 with probability 0.92 (exact binomial), so "
+    "the shortfall counts as a powered null there."
+)
+
+
 CLAIMS = [
     Claim(
         "002",
@@ -79,6 +90,7 @@ CLAIMS = [
         "Public Goods cultural evolution: the exploitative attitude takes over at both group sizes",
         "pg_evolution",
         judge_pg_exploitative_wins,
+        note=PG_EVOLUTION_NOTE,
     ),
 ]
 
