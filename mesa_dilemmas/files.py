@@ -50,13 +50,27 @@ def out_dir_problem(name: str | Path) -> str | None:
     out = Path(name)
     if out.exists() and not out.is_dir():
         return "exists and is not a directory"
+    if out.is_dir():
+        return _probe(out)
     for parent in out.absolute().parents:
         if parent.exists():
             if not parent.is_dir():
                 return f"{parent} is not a directory"
             if not os.access(parent, os.W_OK | os.X_OK):
                 return f"cannot write in {parent} (permission denied)"
-            break
+            return _probe(parent)
+    return None
+
+
+def _probe(folder: Path) -> str | None:
+    """Whether a directory can really be made in ``folder`` (``/proc``, a read-only mount, a
+    full disk say no although ``os.access`` says yes): one is made and removed."""
+    import tempfile
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".probe-", dir=folder))
+    except OSError as exc:
+        return f"cannot create a directory in {folder} ({exc.strerror or exc})"
     return None
 
 

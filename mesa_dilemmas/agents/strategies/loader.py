@@ -288,12 +288,33 @@ def _check_unique(name: str, entries: Sequence[StrategyEntry]) -> None:
         seen.add(e.name)
 
 
+#: the largest manifest, descriptions file or source file this process reads itself (bytes)
+MAX_FILE_BYTES = 8 << 20
+
+
+def read_limited(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
+    """A text file the run reads itself (not in a worker), refused in one line if larger than
+    ``limit`` bytes."""
+    size = path.stat().st_size
+    if size > limit:
+        raise ValueError(f"{path}: {what} of {size} bytes is larger than the limit of {limit}")
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read(limit + 1)[:limit]
+
+
+def parse_manifest(path: Path) -> dict[str, Any]:
+    """A manifest read by the run: bounded in size, and nesting too deep to parse is one line."""
+    try:
+        return tomllib.loads(read_limited(path, "manifest"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {_one_line(str(exc), 200)}") from None
+    except (RecursionError, MemoryError):
+        raise ValueError(f"{path}: the manifest nests too deeply to read") from None
+
+
 def _load_directory(path: Path, problems: list[str] | None = None) -> StrategySet:
     manifest_path = path / MANIFEST
-    try:
-        meta = tomllib.loads(manifest_path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{manifest_path}: not valid TOML: {exc}") from None
+    meta = parse_manifest(manifest_path)
     allowed = {
         "name",
         "source",
@@ -550,9 +571,9 @@ def _has_code(path: Path) -> bool:
     if not path.is_dir():
         return True
     try:
-        meta = tomllib.loads((path / MANIFEST).read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return True
+        meta = parse_manifest(path / MANIFEST)
+    except (OSError, ValueError):
+        return True  # read in a worker, which says what is wrong with it
     if "modules" in meta:
         return bool(meta["modules"])
     return any(p.name != "__init__.py" for p in path.glob("*.py"))

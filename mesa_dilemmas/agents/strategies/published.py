@@ -336,11 +336,16 @@ def _uses_random(cls: type) -> bool:
 def _class_sources(path: str, mtime_ns: int) -> dict[str, str]:
     """The source text of every top-level class of a file, and the text outside them
     (``mtime_ns`` keys the cache)."""
-    text = Path(path).read_text(encoding="utf-8")
+    from mesa_dilemmas.agents.strategies.loader import read_limited
+
+    text = read_limited(Path(path), "source file")
     lines = text.splitlines(keepends=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        tree = ast.parse(text)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text)
+    except (RecursionError, MemoryError):
+        raise ValueError(f"{path}: the source is too deeply nested to parse") from None
     out = {}
     outside = list(lines)  # the file's text outside its classes, under _OUTSIDE
     for node in tree.body:
@@ -934,14 +939,22 @@ def adapt(cls: type) -> type[Strategy]:
     )
 
 
+def _read_limited(path: Path, what: str) -> str:
+    from mesa_dilemmas.agents.strategies.loader import read_limited
+
+    return read_limited(path, what)
+
+
 def _python_descriptions(path: Path) -> dict[str, str]:
     """``description_<X>_<i> = '''...'''`` assignments (read, never run) -> ``{Strategy_<X>_<i>: text}``."""
     try:
         with warnings.catch_warnings():  # the texts' backslashes ("\\*"): not our concern
             warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(path.read_text())
+            tree = ast.parse(_read_limited(path, "descriptions file"))
     except (OSError, SyntaxError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable descriptions file: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise ValueError(f"{path}: the descriptions file nests too deeply to parse") from None
     out = {}
     for node in tree.body:
         if (
@@ -969,9 +982,11 @@ def read_descriptions(code: Path) -> dict[str, str]:
     ):
         if candidate.is_file():
             try:
-                data = json.loads(candidate.read_text())
+                data = json.loads(_read_limited(candidate, "descriptions file"))
             except (OSError, ValueError) as exc:
                 raise ValueError(f"{candidate}: not valid JSON: {exc}") from None
+            except (RecursionError, MemoryError):
+                raise ValueError(f"{candidate}: the JSON nests too deeply to read") from None
             if isinstance(data, dict):
                 return {str(k): str(v) for k, v in data.items()}
             out = {}
