@@ -128,3 +128,13 @@ def test_reproduce_refuses_a_bad_stream_count(tmp_path) -> None:
         ["reproduce", "--tiny", "--streams", "0", "--out", str(tmp_path / "r")]
     )
     assert code == 2 and "--streams" in err
+
+
+def test_a_study_from_before_the_streams_is_not_resumed_on_other_seeds(tmp_path) -> None:
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "calibration.json").write_text(
+        json.dumps({"targets": [], "ranges": {}, "trials": 1, "seed": 2028})
+    )
+    code, err = cli_in_process(["calibrate", "fishery/altruism", "--resume", str(out)])
+    assert code == 2 and "own seeds" in err and err.strip().count("\n") == 0

@@ -349,7 +349,12 @@ def run_calibration(
         spec = json.loads(spec_path.read_text())
         targets = Targets.from_dict(spec)
         scenario = resumed(scenario, spec)
-        stream = int(spec.get("stream", CALIBRATION_STREAM))
+        if "stream" not in spec:
+            raise ConfigError(
+                f"--resume: {out_dir} ran on the scenarios' own seeds, before calibrations had "
+                "a seed stream of their own; start a new study (--out)"
+            )
+        stream = int(spec["stream"])
         ranges_l = spec["ranges"]
         trials = spec["trials"] if trials <= 0 else trials
     else:
