@@ -2,9 +2,9 @@
 and judged claim by claim, into one report (``reproduction.md``).
 
 An :class:`Experiment` is a bundled scenario with the sizes of each mode (``tiny`` for the
-test of the report's structure, ``quick`` for about two minutes on two cores, ``full`` for
-the scenario as bundled, about five); a :class:`Claim` is one statement of a paper, paraphrased with its
-section or figure, and a function that reads the experiment's run directory and returns our
+test of the report's structure, ``quick`` for about ten minutes on two cores over three
+seed streams, ``full`` for the scenario as bundled over five, about 25); a :class:`Claim` is
+one statement of a paper, paraphrased with its section or figure, and a function that reads the experiment's run directory and returns our
 number, its uncertainty, the test used and a verdict.  Each game brings its own claims: a
 module registered in the entry point group ``mesa_dilemmas.claims`` with ``EXPERIMENTS``,
 ``CLAIMS`` and, optionally, ``SECTIONS`` (functions that add a section to the report),
@@ -1055,12 +1055,15 @@ def register(sub: object) -> None:
     )
     size = p.add_mutually_exclusive_group()
     size.add_argument(
-        "--quick", action="store_true", help="reduced sizes, about 3 minutes on 2 cores (default)"
+        "--quick",
+        action="store_true",
+        help="reduced sizes on 3 seed streams, about 8-12 minutes on 2 cores (default)",
     )
     size.add_argument(
         "--full",
         action="store_true",
-        help="every experiment at its bundled size (about 5 minutes on 2 cores; --resume continues a killed one)",
+        help="every experiment at its bundled size on 5 seed streams (about 25 minutes on 2 "
+        "cores; --resume continues a killed one)",
     )
     size.add_argument(
         "--tiny", action="store_true", help="a structural smoke run (seconds; numbers mean nothing)"

@@ -2,7 +2,7 @@
 game registers (entry point group ``mesa_dilemmas.claims``) and of ``mesa-dilemmas reproduce``.
 
 An :class:`Experiment` is a bundled scenario with the sizes of each mode (``tiny`` for the test
-of the report's structure, ``quick`` for about five minutes on two cores, ``full`` for the
+of the report's structure, ``quick`` for reduced sizes, ``full`` for the
 scenario as bundled); a :class:`Claim` is one statement of a paper, paraphrased with its section
 or figure, and a function that reads the experiment's run directory and returns a
 :class:`Verdict`: our number, its uncertainty, the test used and the status.
@@ -25,7 +25,8 @@ Mode = Literal["tiny", "quick", "full"]
 #: and the replications that would be needed); by construction: the rule players were written
 #: or tuned to show it (never counted as reproduced); not testable: the claim cannot fail at
 #: this point (a ceiling, a tie at a cap); not run: not run here.
-#: "partly" is the older word for a right sign without significance (being replaced).
+#: "partly" is the older word for a right sign without significance: no judge of papers 002
+#: and 003 gives it; kept until paper 001's judges are moved to the words above.
 Status = Literal[
     "reproduced",
     "not reproduced",
