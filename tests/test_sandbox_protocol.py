@@ -95,9 +95,42 @@ def test_attack_is_contained_and_blamed_on_its_file(attack: str, sets) -> None:
 def test_lone_surrogates_become_replacement_characters(sets) -> None:
     tmp, innocent, game, _ = sets
     hostile_set = load_strategy_set(_copy(tmp, "surrogate_text"))
-    (hostile,) = list(hostile_set)
+    hostile = hostile_set.get("SurrogateText")
     result = play_batch(game, _lineups(hostile, innocent), np.arange(6))
     texts = [hostile_set.name, hostile.description, *(f.reason for f in result.flags)]
     for text in texts:
         text.encode("utf-8")  # no lone surrogate left: writable anywhere
     assert "\ufffd" in hostile_set.name and "\ufffd" in result.flags[0].reason
+
+
+EVOLUTION = """
+description = "evolution with a set whose texts hold lone surrogates"
+experiment = "cultural_evolution:CulturalEvolutionExperiment"
+game = "public_goods"
+seed = 1
+processes = 1
+
+[options]
+sets = ["{odd}", "{innocent}"]
+group_sizes = [4]
+population = 8
+games_per_agent = 1
+survivors = 2
+max_generations = 2
+runs = 2
+rounds = 4
+"""
+
+
+def test_evolution_with_lone_surrogates_writes_its_results(sets) -> None:
+    """Before issue 36 this run ended with UnicodeEncodeError after every task had finished."""
+    from mesa_dilemmas.cli import main
+
+    tmp = sets[0]
+    config = tmp / "evolution.toml"
+    odd = _copy(tmp, "surrogate_text")
+    config.write_text(EVOLUTION.format(odd=odd, innocent=_copy(tmp, "innocent")))
+    out = tmp / "evolution"
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
+    summary = (out / "summary.json").read_text(encoding="utf-8")
+    assert "\\ufffd" in summary or "\ufffd" in summary

@@ -13,3 +13,12 @@ class SurrogateText(Strategy):
         if history.round_number == 2:
             raise ValueError("bad \udc80 text \ud800")
         return "C"
+
+
+class SurrogateQuiet(Strategy):
+    """Plays C; only its description holds lone surrogates."""
+
+    description = "quiet \udfff"
+
+    def act(self, history):
+        return "C"
