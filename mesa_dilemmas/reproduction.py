@@ -818,7 +818,8 @@ def flagged_lines(report: Report, games: Sequence[PublishedGame]) -> list[str]:
         "",
         "Per model, in its self-play run: the strategies that misbehaved at least once (an "
         "error, a timeout, an answer that is not C or D) and so fell back to D in the rounds "
-        "they failed.",
+        "they failed. A model the paper says nothing specific about in a game plays no "
+        "self-play there, so it has no row for that game.",
         "",
         "| game | model | strategies flagged | matches with a fallback | first reason |",
         "|---|---|---|---|---|",
