@@ -242,7 +242,7 @@ def lines(
         "counted neither way.",
         "",
         "| claim | "
-        + ("z on the calibration's seeds | " if calibrated else "")
+        + ("z on the calibration's seeds and sizes | " if calibrated else "")
         + "z at the defaults, fresh seeds | direction holds | significant | not testable "
         "| where it fails |",
         "|---|---|---|---|---|---|" + ("---|" if calibrated else ""),
