@@ -6,6 +6,7 @@ config costs nothing and leaves nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -153,21 +154,16 @@ def run_scenario(
     )
     experiment = resolve_experiment(scenario.experiment)()
 
-    llm_settings = None
-    budget_stop: tuple[type[BaseException], ...] = ()  # nothing to catch without the LLM layer
-    provider_stop: tuple[type[BaseException], ...] = ()
+    guard = None  # the LLM side of the run (None: no language model takes part)
     specs = _llm_specs(scenario)
     if specs or scenario.llm:
-        from mesa_dilemmas import llm
-
-        budget_stop = (llm.BudgetExceeded,)
-        provider_stop = (llm.ProviderRejected,)
+        from mesa_dilemmas.llm.guard import LLMConfigError, RunGuard
 
         try:
-            llm_settings = llm.LLMSettings.from_table(scenario.llm)
-            check_no_bool_as_number("llm", scenario.llm, llm_settings.model_dump())
-            llm.preflight(specs, llm_settings)
-        except llm.LLMConfigError as exc:
+            guard = RunGuard.configure(specs, scenario.llm)
+            check_no_bool_as_number("llm", scenario.llm, guard.settings.model_dump())
+            guard.preflight()
+        except LLMConfigError as exc:
             raise ConfigError(str(exc)) from None
 
     resolved = scenario.model_dump()
@@ -200,10 +196,10 @@ def run_scenario(
                 f"--out {out}: directory exists and is not empty (use --resume to continue it)"
             )
     check_run_size(scenario, options, experiment, yes=yes, llm=bool(specs))
-    if llm_settings is not None and resume is None:  # a paid run: its cost first
+    if guard is not None and resume is None:  # a paid run: its cost first
         from mesa_dilemmas.scenarios.size import confirm_llm_cost
 
-        confirm_llm_cost(scenario, yes=yes, settings=llm_settings)
+        confirm_llm_cost(scenario, yes=yes, settings=guard.settings)
 
     created = None if resume is not None else _make_out_dir(out)
     try:
@@ -217,44 +213,29 @@ def run_scenario(
         out_dir=out, processes=scenario.processes, progress=progress, resume=resume is not None
     )
     started = time.time()
-    llm_summary: dict[str, Any] | None = None
-    llm_run = None
-    if llm_settings is not None:
-        from mesa_dilemmas.llm import session
-
-        # active here until finish_run; the experiment sends its path with every task
-        llm_run = session.start_run(llm_settings, out, resume=resume is not None)
     try:
-        llm_budget = llm_settings.budget if llm_settings is not None else None
-        with run_on(exec_settings, scenario.processes, llm_budget):
+        # the LLM session is active inside; the experiment sends its path with every task
+        with (
+            guard.session(out, resume=resume is not None) if guard else contextlib.nullcontext(),
+            run_on(exec_settings, scenario.processes, guard.settings.budget if guard else None),
+        ):
             results = experiment.run(scenario, options, ctx)
     except TaskFailed as exc:
         raise RunStopped(
             f"{exc}; the tasks finished so far are saved in {out}: continue with --resume {out}"
         ) from None
-    except provider_stop as exc:  # a key, model or endpoint that cannot work, or a provider down
-        if getattr(exc, "resumable", False):  # a call failed after its retries: try again later
-            raise RunStopped(
-                f"{exc}; the calls made so far are saved in {out}: continue with --resume {out}"
-            ) from None
-        raise RunStopped(f"{exc}; the calls made so far are saved in {out}") from None
-    except budget_stop as exc:
-        raise RunStopped(
-            f"{exc}; the calls made so far are saved in {out} (and in the cache): "
-            f"continue with --resume {out} after raising the budget"
-        ) from None
-    finally:
-        if llm_run is not None:
-            llm_summary = session.finish_run(llm_run)
+    except Exception as exc:
+        said = guard.stopped(exc, out) if guard is not None else None
+        if said is None:
+            raise
+        raise RunStopped(said) from None
     wall = time.time() - started
     too_many: list[str] = []
-    if llm_summary is not None:
-        results.summary["llm"] = llm_summary
+    if guard is not None and guard.summary is not None:
+        results.summary["llm"] = guard.summary
         reporter = getattr(game_model(scenario.game), "LLM_DECISIONS_REPORTER", None)
-        results.summary["llm_per_round"] = _per_round(llm_summary, results, reporter)
-        from mesa_dilemmas.llm.checks import fallback_limits
-
-        too_many = report_fallbacks(llm_summary, fallback_limits(specs, llm_settings))
+        results.summary["llm_per_round"] = _per_round(guard.summary, results, reporter)
+        too_many = guard.over_fallback_limit()
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
     write_manifest(
@@ -281,35 +262,3 @@ def run_scenario(
             f"allows; the results in {out} describe the fallback rule, not the model"
         )
     return RunOutcome(out, summary, wall)
-
-
-#: a fallback rate above this is printed as a warning
-WARN_FALLBACK_RATE = 0.10
-
-
-def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, float]) -> list[str]:
-    """Print each model's fallback rate and kinds (stderr); return the models above their
-    ``max_rate`` (one for all, or per ``provider:model``)."""
-    from mesa_dilemmas.llm.accounting import fallback_rates
-
-    over = []
-    for label, (fallbacks, decisions) in fallback_rates(llm_summary).items():
-        rate = fallbacks / decisions
-        if isinstance(max_rate, dict):
-            limit = max_rate.get(label, max(max_rate.values(), default=0.05))
-        else:
-            limit = max_rate
-        kinds = llm_summary.get("by_model", {}).get(label, {}).get("fallbacks_by_kind") or {}
-        why = "; " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) if kinds else ""
-        flag = (
-            "  WARNING: above 10%, these answers are largely the rule's"
-            if rate > WARN_FALLBACK_RATE
-            else ""
-        )
-        print(
-            f"llm {label}: {fallbacks}/{decisions} decisions fell back ({rate:.1%}){flag}{why}",
-            file=sys.stderr,
-        )
-        if rate > limit:
-            over.append(label)
-    return over
