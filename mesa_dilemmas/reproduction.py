@@ -412,6 +412,14 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         "Verdicts: " + ", ".join(f"**{k}** {v}" for k, v in sorted(counts.items())) + ".",
         "",
         "Claims are the papers' findings in our words, with the section or figure they come from.",
+        "A verdict is **reproduced** when the effect is significant at 5% in the paper's "
+        "direction over the range the paper states it for; **not reproduced** when it is "
+        "significant the other way, or when the test finds nothing although it had 80% power "
+        "to see the paper's effect (the power is stated); **inconclusive** when it finds "
+        "nothing with less power (with the replications that would be needed); **by "
+        "construction** when the players were written or tuned to show it (never counted as "
+        "reproduced; the parameters are named below); **not testable** when the claim cannot "
+        "fail here (every run tied at the round cap, a ceiling).",
         *(
             report.intro
             or [
