@@ -308,6 +308,7 @@ def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
     print(f"{file.name}: {len(names)} classes played", flush=True)
     trusted = {c.__name__: StrategyEntry(name=c.__name__, cls=published.adapt(c)) for c in classes}
     untrusted = {e.name.split("/")[-1]: e for e in load_strategy_set(file.resolve())}
+    one_unit = untrusted
     if args.units > 1:  # the same classes from K copies of the file: K units, played in lockstep
         import tempfile
 
@@ -332,6 +333,7 @@ def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
         entropies = rng.integers(0, 2**63, size=matches)
         inproc = [[trusted[nm] for nm in row] for row in lineups]
         sandboxed = [[untrusted[nm] for nm in row] for row in lineups]
+        single = [[one_unit[nm] for nm in row] for row in lineups]
         played = play_batch(game, inproc, entropies, keep_history=True)
         # the worker started, the file loaded and every class used once (adapting a class
         # reads its source: outside the clock, as the file's import is for the authors)
@@ -340,14 +342,23 @@ def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
             for j in range(0, len(names), n)
         ]
         play_batch(game, warm, np.arange(len(warm)))
+        if args.units > 1:
+            warm_one = [
+                [one_unit[names[(j + k) % len(names)]] for k in range(n)]
+                for j in range(0, len(names), n)
+            ]
+            play_batch(game, warm_one, np.arange(len(warm_one)))
         times: dict[str, list[float]] = {
             "sandbox": [],
+            "sandbox_1unit": [],
             "in_process": [],
             "floor": [],
             "authors": [],
         }
         for _ in range(args.repeats):  # A B A B: a busy moment hits all alike
             times["sandbox"].append(_cpu_sandboxed(game, sandboxed, entropies))
+            if args.units > 1:  # the same batch from one file: one worker, played whole
+                times["sandbox_1unit"].append(_cpu_sandboxed(game, single, entropies))
             times["in_process"].append(_cpu_in_process(game, inproc, entropies))
             players, calls = prepared_histories(played, game, module, lineups, fmt)
             times["floor"].append(floor_cpu(players, calls))
@@ -362,6 +373,13 @@ def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
         row = {"file": file.name, "format": fmt, "n": n, "matches": matches, **best}
         rows.append(row)
         _print_row(row)
+        if args.units > 1:
+            iso = row["sandbox"] / row["sandbox_1unit"]
+            print(
+                f"|   isolation: {args.units} units in lockstep {row['sandbox']:.3f} s, one unit "
+                f"{row['sandbox_1unit']:.3f} s: x{iso:.2f} |",
+                flush=True,
+            )
     return rows
 
 
