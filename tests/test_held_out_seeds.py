@@ -138,3 +138,16 @@ def test_a_study_from_before_the_streams_is_not_resumed_on_other_seeds(tmp_path)
     )
     code, err = cli_in_process(["calibrate", "fishery/altruism", "--resume", str(out)])
     assert code == 2 and "own seeds" in err and err.strip().count("\n") == 0
+
+
+def test_a_resumed_report_reuses_every_finished_stream(tmp_path) -> None:
+    out = tmp_path / "rep"
+    args = ["reproduce", "--tiny", "--only", "shock", "--streams", "2"]
+    first = cli(*args, "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    before = (out / "runs" / "streams" / "shock-s2" / "steps.parquet").read_bytes()
+    again = cli(*args, "--resume", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "shock stream 2 finished earlier" in again.stdout
+    assert "reusing shock, shock stream 2" in (out / "reproduction.md").read_text()
+    assert (out / "runs" / "streams" / "shock-s2" / "steps.parquet").read_bytes() == before
