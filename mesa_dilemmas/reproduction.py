@@ -562,13 +562,19 @@ def _notes_section(report: Report) -> list[str]:
     notes = [
         o
         for o in report.outcomes
-        if o.verdict.status not in ("reproduced", "not run") and o.claim.experiment
+        if o.claim.experiment
+        and (
+            o.verdict.status not in ("reproduced", "not run")
+            or any(v.status != o.verdict.status for v in o.streams)
+        )
     ]
     if not notes:
         return []
-    lines = ["## Where a claim is not reproduced, and why", ""]
+    lines = ["## Where a claim is not reproduced (on some seed stream), and why", ""]
     for o in notes:
         why = o.claim.note or "no explanation recorded yet."
+        if o.agreement and o.verdict.status == "reproduced":
+            why = f"reproduced on {o.agreement} seed streams only: {why}"
         if o.verdict.status == "by construction":
             why = (
                 "the rule players encode it ("

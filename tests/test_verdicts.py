@@ -93,7 +93,8 @@ def test_a_claim_the_players_encode_is_by_construction_never_reproduced(tmp_path
     report.outcomes.append(Outcome(claim, verdict, tmp_path, streams=[verdict]))
     path = write_report(report, tmp_path, {})
     text = path.read_text()
-    assert "**by construction** 1" in text and "**reproduced**" not in text.split("## Paper")[0]
+    counts = next(line for line in text.splitlines() if line.startswith("Verdicts: "))
+    assert counts == "Verdicts: **by construction** 1."  # not counted as reproduced
     assert "dirty_bias 1.4" in text  # the report names what encodes it
     plain = Claim("003", "Fig. 0", "The same, emergent", "exp", _reproduced)
     assert judge(plain, tmp_path).status == "reproduced"
@@ -231,3 +232,18 @@ def test_the_papers_named_exception_is_judged_as_the_exception(tmp_path) -> None
 def test_every_fishery_claim_that_can_fail_says_why_it_may_not_reproduce() -> None:
     missing = [c.key for c in FISHERY_CLAIMS if not c.note and c.key != "altruism_harsh"]
     assert missing == ["shock_stock"]  # reproduced on every stream of the full run
+
+
+def test_a_verdict_that_holds_on_some_streams_only_says_so_and_why(tmp_path) -> None:
+    claim = Claim("003", "Fig. 0", "A fragile finding", "exp", _reproduced, note="it is small.")
+    held = Verdict("x", "a test", "reproduced")
+    report = Report("quick", streams=2)
+    report.outcomes.append(
+        Outcome(claim, held, tmp_path, streams=[held, Verdict("y", "a test", "not reproduced")])
+    )
+    text = write_report(report, tmp_path, {}).read_text()
+    assert "| a test | 1/2 | **reproduced** |" in text
+    assert "(reproduced): reproduced on 1/2 seed streams only: it is small." in text
+    steady = Report("quick", streams=2)
+    steady.outcomes.append(Outcome(claim, held, tmp_path, streams=[held, held]))
+    assert "and why" not in write_report(steady, tmp_path, {}).read_text()

@@ -314,7 +314,7 @@ SHOCK_HARVEST_NOTE = (
 )
 
 RICH_LAKE_NOTE = (
-    "not testable here: with the calibrated defaults every group of every mix lives through "
+    "with the calibrated defaults every group of every mix lives through "
     "the 100 rounds of the rich lake (all 300 runs of each seed stream of the full run), so "
     "the groups tie at the cap and no ordering can show. Altruists (effort about 0.5) still "
     "catch more than the 1.9 fish they need there, and the selfish groups' heavier fishing "
