@@ -25,8 +25,6 @@ Mode = Literal["tiny", "quick", "full"]
 #: and the replications that would be needed); by construction: the rule players were written
 #: or tuned to show it (never counted as reproduced); not testable: the claim cannot fail at
 #: this point (a ceiling, a tie at a cap); not run: not run here.
-#: "partly" is the older word for a right sign without significance: no judge of papers 002
-#: and 003 gives it; kept until paper 001's judges are moved to the words above.
 Status = Literal[
     "reproduced",
     "not reproduced",
@@ -34,7 +32,6 @@ Status = Literal[
     "by construction",
     "not testable",
     "not run",
-    "partly",
 ]
 
 
