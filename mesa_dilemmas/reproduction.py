@@ -22,7 +22,7 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +42,7 @@ from mesa_dilemmas.analysis.verdicts import (
 from mesa_dilemmas.files import out_dir_problem, write_text_atomic
 
 if TYPE_CHECKING:
+    from mesa_dilemmas.analysis.register import Register
     from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
 
 
@@ -54,6 +55,9 @@ class Outcome:
     paper: str = ""
     #: the verdict on each of the report's k seed streams (the first is ``verdict``'s)
     streams: list[Verdict] = field(default_factory=list)
+    #: the claim's key in the claims register (default: ``claim.key``; a published run's
+    #: verdicts are keyed per game and model, ``analysis.register.published_key``)
+    register_key: str = ""
 
     @property
     def agreement(self) -> str:
@@ -82,6 +86,11 @@ class Report:
     streams: int = 1
     #: lines on the published strategies (flagged and fell back, per model)
     flagged: list[str] = field(default_factory=list)
+    #: what one dry run of a scenario costs on a model, by (scenario, model): the register's
+    #: LLM rows and the LLM claims (recomputed on every invocation)
+    prices: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: the papers whose claims register the report prints (None: every registered one)
+    register_papers: set[str] | None = None
 
 
 def registered_claims() -> tuple[list[Experiment], list[Claim], list[SectionFn]]:
@@ -117,47 +126,67 @@ def registered_extras() -> tuple[list[LLMClaim], list[tuple[str, list[Claim], Pa
     return llm, calibrated
 
 
-def estimate_llm_claims(claims: Sequence[LLMClaim], mode: Mode) -> list[tuple[LLMClaim, str]]:
-    """Each LLM claim with what one run of its scenario would cost on each model the paper
-    states it for (the estimate command's dry run on today's prompts and prices, recomputed on
-    every invocation; not in tiny mode, which only names the command)."""
+def price_runs(
+    runs: Iterable[tuple[str, str, Sequence[str]]], mode: Mode
+) -> dict[tuple[str, str], str]:
+    """What one run of each ``(scenario, model, overrides)`` would cost: the estimate command's
+    dry run on today's prompts and prices, recomputed on every invocation (tiny mode only names
+    the command).  A model without a list price says so instead of a dollar figure."""
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.size import llm_estimate
 
-    out: list[tuple[LLMClaim, str]] = []
-    seen: dict[tuple[str, str, str], str] = {}
-    for claim in claims:
-        parts = []
-        for model in claim.priced:
-            key = (claim.scenario, model, mode if mode == "tiny" else "")
-            overrides = claim.estimate_overrides(model)
-            command = (
-                f"`mesa-dilemmas estimate {claim.scenario} "
-                + " ".join(f"--set '{o}'" for o in overrides)
-                + "`"
-            )
-            if mode == "tiny":
-                seen.setdefault(key, f"{model}: cost: {command}")
-            elif key not in seen:
-                try:
-                    scenario, _ = load_scenario(claim.scenario, overrides)
-                    found = llm_estimate(scenario)
-                except Exception as exc:  # noqa: BLE001 - an estimate is advice; say why it is missing
-                    seen[key] = f"{model}: no estimate ({type(exc).__name__}: {exc})"
-                else:
-                    if found is None:
-                        seen[key] = f"{model}: no estimate (no LLM calls found)"
-                    else:
-                        batch = sum(r.batch_usd or 0.0 for r in found.rows)
-                        calls = sum(r.tally.calls for r in found.rows)
-                        seen[key] = (
-                            f"one run of `{claim.scenario}` on {model}: about "
-                            f"${found.list_usd:,.2f} at list prices (${batch:,.2f} batch), "
-                            f"{calls:,} calls ({command})"
-                        )
-            parts.append(seen[key])
-        out.append((claim, "; ".join(parts)))
+    out: dict[tuple[str, str], str] = {}
+    for scenario_name, model, overrides in runs:
+        key = (scenario_name, model)
+        if key in out:
+            continue
+        command = (
+            f"`mesa-dilemmas estimate {scenario_name} "
+            + " ".join(f"--set '{o}'" for o in overrides)
+            + "`"
+        )
+        if mode == "tiny":
+            out[key] = f"cost: {command}"
+            continue
+        try:
+            scenario, _ = load_scenario(scenario_name, list(overrides))
+            found = llm_estimate(scenario)
+        except Exception as exc:  # noqa: BLE001 - an estimate is advice; say why it is missing
+            out[key] = f"no estimate ({type(exc).__name__}: {exc})"
+            continue
+        if found is None:
+            out[key] = "no estimate (no LLM calls found)"
+            continue
+        calls = sum(r.tally.calls for r in found.rows)
+        if found.list_usd is None:
+            out[key] = f"one run of `{scenario_name}`: {calls:,} calls, unpriced ({command})"
+            continue
+        batch = sum(r.batch_usd or 0.0 for r in found.rows)
+        out[key] = (
+            f"one run of `{scenario_name}`: about ${found.list_usd:,.2f} at list prices "
+            f"(${batch:,.2f} batch), {calls:,} calls ({command})"
+        )
     return out
+
+
+def estimate_llm_claims(
+    claims: Sequence[LLMClaim], mode: Mode, prices: dict[tuple[str, str], str] | None = None
+) -> list[tuple[LLMClaim, str]]:
+    """Each LLM claim with what one run of its scenario would cost on each model the paper
+    states it for (:func:`price_runs`; ``prices``: runs priced already)."""
+    prices = dict(prices or {})
+    prices.update(
+        price_runs(
+            (
+                (c.scenario, m, c.estimate_overrides(m))
+                for c in claims
+                for m in c.priced
+                if (c.scenario, m) not in prices
+            ),
+            mode,
+        )
+    )
+    return [(c, "; ".join(f"{m}: {prices[(c.scenario, m)]}" for m in c.priced)) for c in claims]
 
 
 def robustness_sections(
@@ -434,6 +463,11 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         ),
         "",
     ]
+    registers = _registers(report)
+    if registers:
+        from mesa_dilemmas.analysis.register import intro_line
+
+        lines += [intro_line(registers) + " The whole register is at the end of this report.", ""]
     papers = registered_papers()
     for paper in sorted({*papers, *(o.claim.paper for o in report.outcomes)}):
         title = papers.get(paper, "")
@@ -479,6 +513,7 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         lines += section.lines
     lines += report.flagged
     lines += _notes_section(report)
+    lines += _register_section(report, registers)
     lines += ["## Runs", "", "| experiment | sizes | wall time | figures |", "|---|---|---|---|"]
     for key, (_run_dir, overrides, wall) in report.runs.items():
         figs = ", ".join(
@@ -541,6 +576,30 @@ def write_report(report: Report, out: Path, figures: dict[str, list[str]]) -> Pa
         ),
     )
     return path
+
+
+def _registers(report: Report) -> list[Register]:
+    """The claims registers the report prints (every registered game's, or the papers the
+    report is about)."""
+    from mesa_dilemmas.analysis.register import load_registers
+
+    found = load_registers()
+    if report.register_papers is not None:
+        found = [r for r in found if r.paper in report.register_papers]
+    return found
+
+
+def _register_section(report: Report, registers: Sequence[Register]) -> list[str]:
+    """Every finding of the papers, one row each, with the verdicts this report computed, the
+    prices of the LLM rows and the reasons of the rest (:mod:`~.analysis.register`)."""
+    from mesa_dilemmas.analysis.register import claims_modules, missing_registers, render_register
+
+    if not registers:
+        return []
+    verdicts = {(o.register_key or o.claim.key): o.verdict for o in report.outcomes if o.run_dir}
+    claims = {o.claim.key: o.claim for o in report.outcomes}
+    missing = [] if report.register_papers else missing_registers(claims_modules())
+    return render_register(registers, verdicts, report.prices, claims, missing)
 
 
 def _wall_text(seconds: float) -> str:
@@ -727,11 +786,13 @@ def published_games(
 
 def published_plan(
     games: Sequence[PublishedGame],
-) -> tuple[list[Experiment], list[Claim], dict[tuple[str, str], str]]:
-    """The experiments and claims of paper 002 on published sets, and the paper's value per
-    claim ((experiment, statement) -> text)."""
-    from functools import partial
+) -> tuple[list[Experiment], list[Claim], dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    """The experiments and claims of paper 002 on published sets, the paper's value per claim
+    ((experiment, statement) -> text) and each claim's key in the claims register
+    ((experiment, statement) -> ``KEY@GG/MODEL``, :func:`~.analysis.register.published_key`)."""
+    from functools import partial, update_wrapper
 
+    from mesa_dilemmas.analysis.register import published_key
     from mesa_dilemmas.dilemmas.binary.paper002 import (
         MODEL_NAMES,
         judge_evolution,
@@ -741,6 +802,7 @@ def published_plan(
     experiments: list[Experiment] = []
     claims: list[Claim] = []
     paper: dict[tuple[str, str], str] = {}
+    keys: dict[tuple[str, str], str] = {}
     for g in games:
         pub = g.claim
         for model in g.models:
@@ -770,8 +832,10 @@ def published_plan(
             )
             for said in stated:
                 statement = f"{pub.statement}: {name}: {said.said}"
-                claims.append(Claim("002", pub.where, statement, key, said.judge))
+                claim = Claim("002", pub.where, statement, key, said.judge)
+                claims.append(claim)
                 paper[(key, statement)] = said.said
+                keys[(key, statement)] = published_key(claim.key, g.game, model)
         if not g.models:
             continue
         refs = [g.set_ref(m, a) for m in g.models for a in ("collective", "exploitative")]
@@ -791,13 +855,13 @@ def published_plan(
             f"{g.game.replace('_', ' ').title()} cultural evolution: the winning attitude per "
             f"group size ({len(g.models)} models)"
         )
-        claims.append(
-            Claim("002", "Sec. 6.2, Table 2", statement, key, partial(judge_evolution, game=g.game))
-        )
+        judge = update_wrapper(partial(judge_evolution, game=g.game), judge_evolution)
+        claims.append(Claim("002", "Sec. 6.2, Table 2", statement, key, judge))
+        keys[(key, statement)] = published_key("evolution", g.game)
         paper[(key, statement)] = paper_evolution_text(g.game) + (
             "" if set(g.models) <= set(MODEL_NAMES) else " (with the paper's six models)"
         )
-    return experiments, claims, paper
+    return experiments, claims, paper, keys
 
 
 def _not_judged(run_dir: Path) -> Verdict:  # never called: the claim names no experiment
@@ -938,7 +1002,7 @@ def reproduce_published(
         games = [g for g in games if g.models]
         if not games:
             raise ConfigError(f"--only: no game or model of {strategies} matches {sorted(only)}")
-    experiments, claims, paper = published_plan(games)
+    experiments, claims, paper, keys = published_plan(games)
     report = run_experiments(
         experiments,
         claims,
@@ -952,6 +1016,8 @@ def reproduce_published(
     )
     for o in report.outcomes:
         o.paper = paper.get((o.claim.experiment, o.claim.statement), "")
+        o.register_key = keys.get((o.claim.experiment, o.claim.statement), "")
+    report.register_papers = {"002"}
     report.flagged = flagged_lines(report, games)
     listed = "; ".join(
         f"{g.game}: {', '.join(MODEL_NAMES.get(m, m) for m in g.models) or 'none'}"
@@ -1052,9 +1118,16 @@ def cmd_reproduce(args: object) -> int:
             robustness=True,
             streams=streams,
         )
+        from mesa_dilemmas.analysis.register import load_registers, priced_runs
+
+        registers = [r for r in load_registers() if not only or r.paper in only]
+        report.register_papers = {r.paper for r in registers} if only else None
+        report.prices = price_runs(
+            ((p.scenario, p.model, p.overrides) for p in priced_runs(registers)), mode
+        )
         llm_claims, _ = registered_extras()
         report.llm = estimate_llm_claims(
-            [c for c in llm_claims if not only or c.paper in only], mode
+            [c for c in llm_claims if not only or c.paper in only], mode, report.prices
         )
     figures = {} if mode == "tiny" else draw_figures(report, out)
     path = write_report(report, out, figures)

@@ -45,6 +45,17 @@ def test_reproduce_tiny_writes_a_report_with_every_claim(tmp_path):
     assert not any(c["status"] == "not run" for c in data["claims"]), (
         "every claim ran at the tiny size"
     )
+    # the whole claims register: every row of every paper, judged rows with this run's verdict
+    from mesa_dilemmas.analysis.register import load_registers, rows
+
+    register = text[text.index("## The claims register") :]
+    for _, row in rows(load_registers()):
+        line = next(x for x in register.splitlines() if x.startswith(f"| {row.id} |"))
+        if row.kind == "judged":  # its own claims ran (a published set's run with --strategies)
+            for key in (k for k in row.claims if "@" not in k):
+                assert re.search(rf"`{re.escape(key)}`: \*\*[a-z ]+\*\*", line), (key, line)
+        else:
+            assert row.kind != "llm" or "mesa-dilemmas estimate" in line
 
 
 def test_reproduce_refuses_a_non_empty_out_dir(tmp_path):
@@ -157,6 +168,11 @@ def test_reproduce_on_published_sets_writes_the_paper_002_section(tmp_path):
     judged = [c for c in data["claims"] if c["experiment"].endswith("-self_play")]
     assert sum(c["status"] != "not run" for c in judged) == 4  # Claude and Mistral, two games
     assert "behaviour (Table 1, Fig. 1)" in text and "| public_goods | Claude Haiku 4.5 |" in text
+    # paper 002's register shows the verdicts of the authors' files under their register keys
+    register = text[text.index("## The claims register") :]
+    assert "### Paper 002 register" in register and "### Paper 003 register" not in register
+    assert re.search(r"`full_collective_at_max@cp/claude-haiku-4-5`: \*\*[a-z ]+\*\*", register)
+    assert re.search(r"`evolution@cp`: \*\*[a-z ]+\*\*", register)
     # nothing to play is one line and exit 2
     (tmp_path / "none").mkdir()
     nothing = cli("reproduce", "--tiny", "--strategies", str(tmp_path / "none"))
