@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 
-from mesa_dilemmas.llm.cluster import gate_name, use_gate
+from mesa_dilemmas.llm.accounting.cluster import gate_name, use_gate
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.execution import ExecutionSettings, _call, current
 

@@ -12,8 +12,8 @@ from llm_servers.responder import Reply
 from llm_servers.wire import Faults, WireServer
 
 from mesa_dilemmas.cli import main
-from mesa_dilemmas.llm.cache import ResponseCache
 from mesa_dilemmas.llm.request import ChatResponse
+from mesa_dilemmas.llm.stores.cache import ResponseCache
 
 pytestmark = pytest.mark.usefixtures("llm_env")
 

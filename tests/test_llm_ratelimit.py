@@ -8,7 +8,7 @@ import multiprocessing as mp
 import time
 from pathlib import Path
 
-from mesa_dilemmas.llm.ratelimit import RATE_FILE, SharedRate
+from mesa_dilemmas.llm.accounting.ratelimit import RATE_FILE, SharedRate
 
 
 def _take(directory: str, identity: str, n: int, out: mp.Queue) -> None:

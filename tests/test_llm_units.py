@@ -30,6 +30,8 @@ from mesa_dilemmas.llm import (
     prompts,
 )
 from mesa_dilemmas.llm.accounting import PriceTable
+from mesa_dilemmas.llm.accounting.budget import Budget
+from mesa_dilemmas.llm.accounting.ratelimit import ProviderLimiter
 from mesa_dilemmas.llm.answers import (
     corrective_message,
     native_schema,
@@ -37,10 +39,6 @@ from mesa_dilemmas.llm.answers import (
     parse_tags,
     tags_instructions,
 )
-from mesa_dilemmas.llm.budget import Budget
-from mesa_dilemmas.llm.cache import ResponseCache
-from mesa_dilemmas.llm.ratelimit import ProviderLimiter
-from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.request import (
     CallContext,
     ChatRequest,
@@ -49,6 +47,8 @@ from mesa_dilemmas.llm.request import (
     call_key,
 )
 from mesa_dilemmas.llm.settings import BudgetSettings
+from mesa_dilemmas.llm.stores.cache import ResponseCache
+from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
 # -- settings ---------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The one client every LLM call goes through, whatever the provider.
 
 A client is a stack of wrappers around the provider's backend, each adding one concern (see
-:mod:`mesa_dilemmas.llm.language_model` for the interface and the table of wrappers);
+:mod:`mesa_dilemmas.llm.stack.language_model` for the interface and the table of wrappers);
 :func:`get_client` builds it.  Order of business for a call, from the outside in:
 (1) this run's own record (``recording.py``: a resumed run finds what it answered before it
 was killed), (2) the shared cache (``caching.py``), (3) for a replay spec, a miss is an error
@@ -31,27 +31,27 @@ from collections.abc import Callable
 
 from mesa_dilemmas.llm import session
 from mesa_dilemmas.llm.accounting import PriceTable
+from mesa_dilemmas.llm.accounting.budget import Budget
+from mesa_dilemmas.llm.accounting.cluster import GateLimiter, gate_name
+from mesa_dilemmas.llm.accounting.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter, SharedRate
 from mesa_dilemmas.llm.backends import Backend, create_backend
-from mesa_dilemmas.llm.batch import BatchCollector
-from mesa_dilemmas.llm.batching import Batching
-from mesa_dilemmas.llm.budget import Budget
-from mesa_dilemmas.llm.budgeting import BudgetGuard, drain_in_flight
-from mesa_dilemmas.llm.cache import ResponseCache
-from mesa_dilemmas.llm.caching import SharedCache
-from mesa_dilemmas.llm.cluster import GateLimiter, gate_name
 from mesa_dilemmas.llm.errors import ProviderRejected
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
-from mesa_dilemmas.llm.pricing import Pricing
 from mesa_dilemmas.llm.providers import remote
-from mesa_dilemmas.llm.rate_limiting import RateLimit
-from mesa_dilemmas.llm.ratelimit import DEFAULT_CONCURRENCY, ProviderLimiter, SharedRate
-from mesa_dilemmas.llm.recording import RunRecording
-from mesa_dilemmas.llm.replay import Replay
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, ChatResponse, call_key
-from mesa_dilemmas.llm.retries import Retries, call_time_limit
-from mesa_dilemmas.llm.server_fit import SERIAL_TIMEOUT_S, ServerFit
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec
+from mesa_dilemmas.llm.stack.batch_jobs import BatchCollector
+from mesa_dilemmas.llm.stack.batching import Batching
+from mesa_dilemmas.llm.stack.budgeting import BudgetGuard, drain_in_flight
+from mesa_dilemmas.llm.stack.caching import SharedCache
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
+from mesa_dilemmas.llm.stack.pricing import Pricing
+from mesa_dilemmas.llm.stack.rate_limiting import RateLimit
+from mesa_dilemmas.llm.stack.recording import RunRecording
+from mesa_dilemmas.llm.stack.replay import Replay
+from mesa_dilemmas.llm.stack.retries import Retries, call_time_limit
+from mesa_dilemmas.llm.stack.server_fit import SERIAL_TIMEOUT_S, ServerFit
+from mesa_dilemmas.llm.stores.cache import ResponseCache
 
 __all__ = [
     "MIN_DECISIONS_FOR_RATE",

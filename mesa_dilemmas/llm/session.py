@@ -19,7 +19,7 @@ context: a run's work moved to a new thread runs in ``contextvars.copy_context()
 round thread).  Each process opens a run's :class:`RunState` lazily on its first call
 (:func:`current`) and caches it by (pid, path); the cache is never the source of truth.
 Everything a call does is recorded in the run's ``llm_calls.sqlite`` (see
-:mod:`mesa_dilemmas.llm.recorder`).
+:mod:`mesa_dilemmas.llm.stores.recorder`).
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from mesa_dilemmas.files import write_text_atomic
-from mesa_dilemmas.llm import recorder as _recorder
 from mesa_dilemmas.llm.accounting import export_parquet, summarize
-from mesa_dilemmas.llm.budget import Budget
-from mesa_dilemmas.llm.cluster import GateBudget, gate_name
-from mesa_dilemmas.llm.recorder import RunRecorder
+from mesa_dilemmas.llm.accounting.budget import Budget
+from mesa_dilemmas.llm.accounting.cluster import GateBudget, gate_name
 from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.stores import recorder as _recorder
+from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
 SESSION_FILE = "llm_session.json"
 

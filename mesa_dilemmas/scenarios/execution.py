@@ -89,7 +89,7 @@ def use(
                 if llm_budget is not None:
                     import ray
 
-                    from mesa_dilemmas.llm.cluster import start_gate, use_gate
+                    from mesa_dilemmas.llm.accounting.cluster import start_gate, use_gate
 
                     name = f"llm-gate-{os.getpid()}-{time.time_ns()}"
                     gate = start_gate(name, llm_budget)
@@ -262,7 +262,7 @@ def active_gate() -> str | None:
     """The LLM gate of the Ray run active here (None: none, or the LLM layer not loaded)."""
     import sys
 
-    cluster = sys.modules.get("mesa_dilemmas.llm.cluster")
+    cluster = sys.modules.get("mesa_dilemmas.llm.accounting.cluster")
     return None if cluster is None else cluster.gate_name()
 
 
@@ -274,7 +274,7 @@ def _call(
     if llm_run is None and gate is None:
         return fn(task)
     from mesa_dilemmas.llm import session
-    from mesa_dilemmas.llm.cluster import use_gate
+    from mesa_dilemmas.llm.accounting.cluster import use_gate
 
     with session.use(llm_run), use_gate(gate):
         return fn(task)

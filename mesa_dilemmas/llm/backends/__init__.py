@@ -4,7 +4,7 @@ A backend only speaks its provider's API (through the official SDK, whose own
 retry and timeout machinery handles 429 ``Retry-After``, 5xx and timeouts
 where it can).  Retries, throttling, budgets, caching and recording are wrappers
 around it, one file each, composed by :mod:`mesa_dilemmas.llm.client` (see
-:mod:`mesa_dilemmas.llm.language_model`), so they are the same for every provider.
+:mod:`mesa_dilemmas.llm.stack.language_model`), so they are the same for every provider.
 
 SDK imports happen in the backend modules only, so ``import mesa_dilemmas.llm``
 stays cheap and a missing optional package (``llama-cpp-python``) is reported

@@ -7,7 +7,7 @@ provider call.  Answers found again are recorded with source ``replay``."""
 from __future__ import annotations
 
 from mesa_dilemmas.llm.errors import ReplayMiss
-from mesa_dilemmas.llm.language_model import Call, CallOutcome
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome
 
 
 class Replay:

@@ -24,7 +24,7 @@ from mesa_dilemmas.llm.errors import CallFailed, TransientCallError
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
-    from mesa_dilemmas.llm.recorder import RunRecorder
+    from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
 #: seconds to wait after the last call of a phase arrives before sending the job
 GATHER_S = 0.2

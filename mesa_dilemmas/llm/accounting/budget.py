@@ -18,8 +18,8 @@ import threading
 import time
 
 from mesa_dilemmas.llm.errors import BudgetExceeded
-from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.settings import BudgetSettings
+from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
 
 def _check(limits: BudgetSettings, calls: int, tokens: int, cost: float) -> None:

@@ -15,8 +15,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
 from mesa_dilemmas.llm.request import ChatRequest
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
 
 
 class RunRecording:

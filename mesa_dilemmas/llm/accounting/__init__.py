@@ -1,4 +1,5 @@
-"""Accounting: prices per model, cost per call, and the run summary.
+"""Accounting: prices per model, cost per call, and the run summary; the budgets (``budget``),
+per-provider throttling (``ratelimit``) and the Ray run's gate of both (``cluster``) beside it.
 
 Prices are data (``prices.toml`` beside this module, overridable per scenario
 in ``[llm.prices]``).  The summary is computed from the run record, so it is
@@ -26,27 +27,33 @@ from pathlib import Path
 from typing import Any
 
 from mesa_dilemmas.files import to_parquet_atomic
-from mesa_dilemmas.llm.recorder import RunRecorder
 from mesa_dilemmas.llm.redact import redact_frame
 from mesa_dilemmas.llm.settings import PriceEntry
+from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
 
 @cache
 def _prices_file() -> dict[str, Any]:
-    return tomllib.loads((resources.files("mesa_dilemmas.llm") / "prices.toml").read_text())
+    return tomllib.loads(
+        (resources.files("mesa_dilemmas.llm.accounting") / "prices.toml").read_text()
+    )
 
 
 @cache
-def bundled_prices() -> dict[str, dict[str, PriceEntry]]:
-    """provider -> model prefix -> price, from ``prices.toml`` and the records of providers
-    that bring their own prices (:attr:`~.providers.Provider.prices`)."""
-    from mesa_dilemmas.llm.providers import extra_prices
-
-    tables = {
+def _file_prices() -> dict[str, dict[str, PriceEntry]]:
+    return {
         prov: {m: PriceEntry(**p) for m, p in models.items()}
         for prov, models in _prices_file().items()
         if isinstance(models, dict)
     }
+
+
+def bundled_prices() -> dict[str, dict[str, PriceEntry]]:
+    """provider -> model prefix -> price, from ``prices.toml`` and the records of providers
+    that bring their own prices (:attr:`~.providers.Provider.prices`; the file wins)."""
+    from mesa_dilemmas.llm.providers import extra_prices
+
+    tables = dict(_file_prices())
     for prov, models in extra_prices().items():
         tables[prov] = {**{m: PriceEntry(**p) for m, p in models.items()}, **tables.get(prov, {})}
     return tables

@@ -22,7 +22,7 @@ from typing import Any
 
 from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import CallContext, ChatResponse
-from mesa_dilemmas.llm.sqlitedb import SQLiteFile
+from mesa_dilemmas.llm.stores.sqlitedb import SQLiteFile
 
 FILENAME = "llm_calls.sqlite"
 

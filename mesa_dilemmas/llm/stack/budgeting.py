@@ -1,4 +1,4 @@
-"""The run budget around a paid call (counters: :mod:`mesa_dilemmas.llm.budget`).
+"""The run budget around a paid call (counters: :mod:`mesa_dilemmas.llm.accounting.budget`).
 
 Every call that reaches the provider is first *reserved* in the run's budget (max calls,
 tokens, cost; shared by all workers of the run), and *charged* its tokens and priced cost
@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-from mesa_dilemmas.llm.budget import Budget
+from mesa_dilemmas.llm.accounting.budget import Budget
 from mesa_dilemmas.llm.errors import BudgetExceeded, ProviderRejected
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
 
 #: per event loop, the paid calls in flight (a future each, resolved when the call is over)
 _IN_FLIGHT: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[asyncio.Future]] = (

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from mesa_dilemmas.llm.sqlitedb import SQLiteFile
+from mesa_dilemmas.llm.stores.sqlitedb import SQLiteFile
 
 DEFAULT_CONCURRENCY = 16
 

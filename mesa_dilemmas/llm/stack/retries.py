@@ -26,9 +26,9 @@ from mesa_dilemmas.llm.errors import (
     ProviderRejected,
     TransientCallError,
 )
-from mesa_dilemmas.llm.language_model import Call, CallOutcome
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome
 
 
 def max_retries(settings: LLMSettings, provider: str) -> int:

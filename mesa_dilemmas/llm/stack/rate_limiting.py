@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
-from mesa_dilemmas.llm.ratelimit import ProviderLimiter
+from mesa_dilemmas.llm.accounting.ratelimit import ProviderLimiter
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
 
 
 class RateLimit:

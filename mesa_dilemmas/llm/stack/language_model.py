@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Protocol
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
-    from mesa_dilemmas.llm.cache import ResponseCache
-    from mesa_dilemmas.llm.recorder import RunRecorder
     from mesa_dilemmas.llm.session import RunState
+    from mesa_dilemmas.llm.stores.cache import ResponseCache
+    from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The shared response cache around a call (storage: :mod:`mesa_dilemmas.llm.cache`).
+"""The shared response cache around a call (storage: :mod:`mesa_dilemmas.llm.stores.cache`).
 
 A call the run's record did not answer is looked up in the shared cache (``cache.sqlite``,
 by call key; see ``docs/llm.md``, *Cache, record, replay, resume*).  On a miss the call is
@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
 
 
 class SharedCache:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mesa_dilemmas.llm.accounting import PriceTable
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
 
 
 class Pricing:

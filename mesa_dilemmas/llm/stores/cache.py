@@ -20,7 +20,7 @@ from typing import Any
 
 from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import ChatResponse
-from mesa_dilemmas.llm.sqlitedb import SQLiteFile
+from mesa_dilemmas.llm.stores.sqlitedb import SQLiteFile
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -1,5 +1,5 @@
 """Batch mode (``[llm] batch``): the provider's batch API instead of one request per call
-(the collector: :mod:`mesa_dilemmas.llm.batch`).
+(the collector: :mod:`mesa_dilemmas.llm.stack.batch_jobs`).
 
 The innermost model of a client whose backend has a batch API (OpenAI, Anthropic) when
 batch mode is on.  Calls made at once go out as one batch job; a batch result that failed is
@@ -12,10 +12,10 @@ import time
 import weakref
 from typing import Any
 
-from mesa_dilemmas.llm.batch import BatchCollector
 from mesa_dilemmas.llm.errors import CallFailed, ContextOverflow, TransientCallError
-from mesa_dilemmas.llm.language_model import Call, CallOutcome
-from mesa_dilemmas.llm.retries import stopping_error
+from mesa_dilemmas.llm.stack.batch_jobs import BatchCollector
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome
+from mesa_dilemmas.llm.stack.retries import stopping_error
 
 
 class Batching:

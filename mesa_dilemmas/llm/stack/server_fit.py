@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from mesa_dilemmas.llm.language_model import Call, CallOutcome, LanguageModel
-from mesa_dilemmas.llm.ratelimit import ProviderLimiter
+from mesa_dilemmas.llm.accounting.ratelimit import ProviderLimiter
 from mesa_dilemmas.llm.settings import LLMSettings
+from mesa_dilemmas.llm.stack.language_model import Call, CallOutcome, LanguageModel
 
 #: the per-attempt timeout for a server that answers few requests at a time: queued calls
 #: must not time out (and be sent again) while the server is still generating earlier ones
