@@ -50,15 +50,25 @@ def out_dir_problem(name: str | Path) -> str | None:
     out = Path(name)
     if out.exists() and not out.is_dir():
         return "exists and is not a directory"
-    if out.is_dir():
-        return _probe(out)
     for parent in out.absolute().parents:
         if parent.exists():
             if not parent.is_dir():
                 return f"{parent} is not a directory"
             if not os.access(parent, os.W_OK | os.X_OK):
                 return f"cannot write in {parent} (permission denied)"
-            return _probe(parent)
+            break
+    return None
+
+
+def out_dir_unusable(name: str | Path) -> str | None:
+    """:func:`out_dir_problem`, and then whether a directory can really be made where ``name``
+    would go (``/proc``, a read-only mount say no although ``os.access`` says yes)."""
+    if problem := out_dir_problem(name):
+        return problem
+    out = Path(name).absolute()
+    for folder in (out, *out.parents):
+        if folder.is_dir():
+            return _probe(folder)
     return None
 
 

@@ -71,15 +71,8 @@ def prepare_sets(
     resolved paths (what worker tasks carry) and the loaded sets (checked against the game)."""
     params = {k: v for k, v in game_params.items() if v is not None}
     _check_game_params(game, rounds, group_sizes, params)
-    from mesa_dilemmas.scenarios.config import ConfigError
-
-    paths, sets = [], []
-    for name in set_names:
-        try:  # a set's own problem, said as such (not as a problem of the options)
-            paths.append(resolve_set_ref(name))
-            sets.append(load_strategy_set(paths[-1]))
-        except ValueError as exc:
-            raise ConfigError(f"strategy set {name!r}: {exc}") from None
+    paths = [resolve_set_ref(name) for name in set_names]
+    sets = [load_strategy_set(p) for p in paths]
     for strategy_set in sets:
         strategy_set.check_game(game)
     return params, tuple(paths), sets

@@ -534,10 +534,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     ):
         if value < 16:
             return _fail(f"{flag}: must be at least 16 (got {value})")
-    from mesa_dilemmas.files import out_dir_problem
+    from mesa_dilemmas.files import out_dir_unusable
 
     out = Path(args.out)
-    if problem := out_dir_problem(args.out):
+    if problem := out_dir_unusable(args.out):
         return _fail(f"--out {args.out!r}: {problem}")
     if not args.resume and out.exists() and any(out.iterdir()):
         return _fail(

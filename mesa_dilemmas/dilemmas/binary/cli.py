@@ -260,9 +260,9 @@ def write_outputs(result: StrategyAnalysis, out: Path) -> list[Path]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from mesa_dilemmas.files import out_dir_problem
+    from mesa_dilemmas.files import out_dir_unusable
 
-    if problem := out_dir_problem(args.out):  # before any work
+    if problem := out_dir_unusable(args.out):  # before any work
         print(f"error: --out {args.out!r}: {problem}", file=sys.stderr)
         return 2
     try:
