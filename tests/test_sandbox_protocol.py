@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 CORPUS = Path(__file__).parent / "strategy_corpus" / "protocol"
 
 #: attack file -> what its flag must say
-ATTACKS = {
+ATTACKS = {  # forge_then_sleep: its own test below
+
     "out_of_range_seat": "outside any strategy call",
     "idle_phase_hang": "outside any strategy call",
     "wrong_shape": "ended its matches early",
@@ -134,3 +135,28 @@ def test_evolution_with_lone_surrogates_writes_its_results(sets) -> None:
     assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
     summary = (out / "summary.json").read_text(encoding="utf-8")
     assert "\\ufffd" in summary or "\ufffd" in summary
+
+
+def test_a_worker_that_stops_reading_cannot_hang_the_run(sets) -> None:
+    """The attacker answers its first batch at once (forged, well formed) and never reads
+    again; the next request is over 64 KiB (scripted seats, 400 rounds).  Before issue 36
+    the run wrote it with a blocking write and hung for ever."""
+    import threading
+
+    tmp, innocent, _, _ = sets
+    (hostile,) = load_strategy_set(_copy(tmp, "forge_then_sleep"))
+    game = make_game("public_goods", 3, 400)
+    lineups = [[hostile, None, None]] * 64
+    scripted = np.ones((64, 3, 400), dtype=np.int8)
+    done: list[object] = []
+
+    def run() -> None:
+        for _ in range(2):
+            done.append(play_batch(game, lineups, np.arange(64), scripted=scripted))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout=120)  # the condition: both batches end (a hang never does)
+    assert not worker.is_alive(), "the run hung on a worker that stopped reading"
+    assert len(done) == 2
+    assert scripted[:, :, :].nbytes > 1 << 16
