@@ -28,7 +28,6 @@ CORPUS = Path(__file__).parent / "strategy_corpus" / "protocol"
 
 #: attack file -> what its flag must say
 ATTACKS = {  # forge_then_sleep: its own test below
-
     "out_of_range_seat": "outside any strategy call",
     "idle_phase_hang": "outside any strategy call",
     "wrong_shape": "ended its matches early",
