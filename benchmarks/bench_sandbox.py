@@ -121,9 +121,9 @@ def memo_benchmark(repeat: int) -> None:
             for on in (False, True):
                 sb.set_memoise(on)
                 sb._MEMO.clear()  # in this process; the worker's memo starts cold in a new one
-                from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
+                from mesa_dilemmas.agents.strategies.sandbox import close_all
 
-                default_sandbox().close()
+                close_all()  # every file's worker: their memos start cold
                 t0 = time.perf_counter()
                 res = SelfPlayExperiment().run(sc, opts, RunContext(root / "run", 1, False))
                 best[on] = min(best[on], time.perf_counter() - t0)

@@ -175,3 +175,24 @@ def test_make_game_by_name_and_errors() -> None:
         make_game("chess", 4)
     with pytest.raises(ValueError, match="n_players"):
         make_game("public_goods", 1)
+
+
+def test_a_scenario_with_more_strategies_than_seats_says_so(tmp_path):
+    """Strategies cycled over the seats beyond the last seat never play: the run says which in
+    one line and keeps it in the manifest (it used to drop them silently)."""
+    import json
+
+    from cli_runner import cli
+
+    scenario = tmp_path / "crowded.toml"
+    scenario.write_text(
+        'game = "public_goods"\nreplications = 1\nmax_steps = 2\n'
+        '[params]\nn_players = 3\nrounds = 2\nstrategies = ["all_c", "all_d", "tft", "grim", "all_c"]\n'
+    )
+    out = tmp_path / "run"
+    done = cli("run", str(scenario), "--out", str(out), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("note: strategies:")]
+    assert said == ["note: strategies: 5 given for 3 seats; 2 never play: grim, all_c"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["notes"] == [said[0].removeprefix("note: ")]

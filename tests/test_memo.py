@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
+from mesa_dilemmas.agents.strategies.sandbox import close_all
 from mesa_dilemmas.dilemmas.binary import sandboxed as sb
 from mesa_dilemmas.scenarios.config import load_scenario
 from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionExperiment
@@ -69,7 +69,7 @@ def test_memoised_self_play_is_identical(
     memo_switch(False)
     plain, s_plain = _self_play(marked, tmp_path / "a")
     memo_switch(True)
-    default_sandbox().close()  # a fresh worker: its memo starts empty
+    close_all()  # fresh workers (one per strategy file): their memos start empty
     memo, s_memo = _self_play(marked, tmp_path / "b")
     pd.testing.assert_frame_equal(plain, memo)
     assert s_plain["memo"]["hits"] == 0

@@ -156,6 +156,13 @@ class DilemmaModel(mesa.Model):
         The runner checks them (API keys, model files) before anything runs."""
         return cls.population_from_params(params).llm_specs()
 
+    @classmethod
+    def run_notes(cls, params: dict[str, Any]) -> list[str]:
+        """What a run with these (valid) parameters should say before it starts, one line
+        each (e.g. strategies that no seat will play); the runner prints them and keeps them
+        in the manifest.  None by default."""
+        return []
+
 
 @cache
 def params_model(model_cls: type[mesa.Model]) -> type[BaseModel]:

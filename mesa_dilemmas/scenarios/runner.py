@@ -70,6 +70,19 @@ def _llm_specs(scenario: Scenario) -> set[str]:
     return specs
 
 
+def _run_notes(scenario: Scenario) -> list[str]:
+    """What the game says about the scenario's runs before they start (fixed params x grid),
+    each line once."""
+    model_cls = game_model(scenario.game)
+    notes: dict[str, None] = {}
+    keys = list(scenario.grid)
+    for combo in itertools.product(*scenario.grid.values()) if keys else [()]:
+        params = {**scenario.params, **dict(zip(keys, combo, strict=True))}
+        for note in getattr(model_cls, "run_notes", lambda _: [])(params):
+            notes[note] = None
+    return list(notes)
+
+
 def _per_round(llm: dict[str, Any], results: Any, reporter: str | None) -> dict[str, Any]:
     """LLM cost per model round, over every round the runs played."""
     rounds = int(results.runs["steps_run"].sum()) if "steps_run" in results.runs else 0
@@ -196,6 +209,9 @@ def run_scenario(
                 f"--out {out}: directory exists and is not empty (use --resume to continue it)"
             )
     check_run_size(scenario, options, experiment, yes=yes, llm=bool(specs))
+    notes = _run_notes(scenario) if getattr(experiment, "USES_MODEL_PARAMS", True) else []
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     if guard is not None and resume is None:  # a paid run: its cost first
         from mesa_dilemmas.scenarios.size import confirm_llm_cost
 
@@ -252,6 +268,7 @@ def run_scenario(
             "seeds": results.seeds,
             "resumed": resume is not None,
             "versions": package_versions(),
+            **({"notes": notes} if notes else {}),
         },
     )
     for scratch in results.scratch:  # the tables now hold what these kept for --resume

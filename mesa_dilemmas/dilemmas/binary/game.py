@@ -255,6 +255,19 @@ class BinaryDilemmaModel(DilemmaModel):
         return StrategyPolicy(entry) if entry.trusted else SandboxedStrategyPolicy(entry, rules)
 
     @classmethod
+    def run_notes(cls, params: dict[str, Any]) -> list[str]:
+        """Strategies cycled over the seats beyond the last seat are never played: say which."""
+        full = {**_defaults(cls), **params}
+        strategies, n = list(full.get("strategies", ())), int(full.get("n_players", 2))
+        if len(strategies) <= n:
+            return []
+        unseated = strategies[n:]
+        return [
+            f"strategies: {len(strategies)} given for {n} seats; "
+            f"{len(unseated)} never play: {', '.join(map(str, unseated))}"
+        ]
+
+    @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:
         """The checks ``__init__`` would make (the rules' cross-field ones such as
         ``1 < k < n_players``, strategy specs that resolve), without building a model."""
