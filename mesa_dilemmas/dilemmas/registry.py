@@ -31,6 +31,25 @@ import mesa
 
 from mesa_dilemmas.agents.population import load_object
 
+
+def lazy_model(package: str, name: str) -> Any:
+    """A game package's module ``__getattr__`` giving its model class ``name`` from its
+    ``model`` module on first use, so ``from my_game import MyGameModel`` works (the game's
+    public import path) and importing the package stays cheap::
+
+        __all__ = ["MyGameModel"]
+        __getattr__ = lazy_model(__name__, "MyGameModel")
+    """
+    from importlib import import_module
+
+    def __getattr__(attr: str) -> Any:  # noqa: N807 - a module's __getattr__
+        if attr == name:
+            return getattr(import_module(f"{package}.model"), name)
+        raise AttributeError(f"module {package!r} has no attribute {attr!r}")
+
+    return __getattr__
+
+
 ENTRY_POINT_GROUP = "mesa_dilemmas.games"
 PAGES = "mesa_dilemmas.pages"
 FIGURES = "mesa_dilemmas.figures"

@@ -206,7 +206,7 @@ def judge_interior_peak(run_dir: Path) -> Verdict:
 
 
 def judge_full_collective_at_max(run_dir: Path, level: float = 0.95) -> Verdict:
-    """The paper's exception (Claude, Common Pool): fully collective groups reach the maximum
+    """The paper's exception (Claude, in the CPR game): fully collective groups reach the maximum
     welfare at every group size: a one-sided t-test that the mean efficiency of all-collective
     groups exceeds ``level`` of the maximum, per group size."""
     runs = read_runs(run_dir)

@@ -7,19 +7,12 @@ The game's public import path, as Mesa's examples have one::
 The model is imported on first use of the name (the command line and the registry stay quick).
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from typing import TYPE_CHECKING, Any
+from mesa_dilemmas.dilemmas.registry import lazy_model
 
 if TYPE_CHECKING:
     from mesa_dilemmas.dilemmas.common_pool.model import CommonPoolModel
 
 __all__ = ["CommonPoolModel"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CommonPoolModel":
-        from mesa_dilemmas.dilemmas.common_pool.model import CommonPoolModel
-
-        return CommonPoolModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_model(__name__, "CommonPoolModel")

@@ -7,19 +7,12 @@ The game's public import path, as Mesa's examples have one::
 The model is imported on first use of the name (the command line and the registry stay quick).
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from typing import TYPE_CHECKING, Any
+from mesa_dilemmas.dilemmas.registry import lazy_model
 
 if TYPE_CHECKING:
     from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsModel
 
 __all__ = ["PublicGoodsModel"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "PublicGoodsModel":
-        from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsModel
-
-        return PublicGoodsModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_model(__name__, "PublicGoodsModel")
