@@ -1,7 +1,8 @@
 """Batch mode: the calls made at once go out as one batch job (OpenAI's Batch API, Anthropic's
-Message Batches), through the real SDKs against a loopback server that speaks both batch wire
-formats; batch prices; a run killed with a job pending resumes by polling the same job and
-pays nothing twice."""
+Message Batches, Gemini's batch jobs of inlined requests), through the real SDKs against a
+loopback server that speaks the three batch wire formats; batch prices; one job per phase with
+results equal to call by call; a run killed with a job pending resumes by polling the same job
+and pays nothing twice."""
 
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ from mesa_dilemmas.llm.settings import LLMSettings
 pytestmark = pytest.mark.usefixtures("llm_env")
 
 EFFORT = NumberSpec(0, 10, integer=True)
-SPECS = {"openai": "openai:gpt-4o-mini@{url}/v1", "anthropic": "anthropic:claude-haiku-4-5@{url}"}
+SPECS = {
+    "openai": "openai:gpt-4o-mini@{url}/v1",
+    "anthropic": "anthropic:claude-haiku-4-5@{url}",
+    "gemini": "gemini:gemini-2.0-flash@{url}",
+}
 
 
 @pytest.mark.parametrize("provider", sorted(SPECS))
@@ -130,7 +135,7 @@ processes = 1
 [params]
 n_agents = 4
 llm_agents = 2
-llm = "{provider}:gpt-4o-mini@{url}"
+llm = "{model}@{url}"
 [llm]
 max_tokens = 64
 cache = false
@@ -139,14 +144,24 @@ batch_poll_s = 0.05
 """
 
 
-def _scenario_cmd(tmp_path: Path, url: str, batch: bool, name: str, *extra: str):
+#: provider -> (the model, the server's path for its SDK, its key variable)
+SCENARIO_MODELS = {
+    "openai": ("openai:gpt-4o-mini", "/v1", "OPENAI_API_KEY"),
+    "gemini": ("gemini:gemini-2.0-flash", "", "GEMINI_API_KEY"),
+}
+
+
+def _scenario_cmd(
+    tmp_path: Path, url: str, batch: bool, name: str, *extra: str, provider: str = "openai"
+):
+    model, suffix, key = SCENARIO_MODELS[provider]
     path = tmp_path / f"{name}.toml"
     path.write_text(
-        LOCKSTEP_SCENARIO.format(provider="openai", url=f"{url}/v1", batch=str(batch).lower())
+        LOCKSTEP_SCENARIO.format(model=model, url=f"{url}{suffix}", batch=str(batch).lower())
     )
     env = dict(os.environ)  # the child runs its own LLM session (none is inherited)
     env["MESA_DILEMMAS_CACHE_DIR"] = str(tmp_path / f"cache-{name}")
-    env["OPENAI_API_KEY"] = "sk-test-batch"
+    env[key] = "test-key-batch"
     out = tmp_path / name
     where = ["--resume", str(out)] if "--resume" in extra else ["--out", str(out)]
     cmd = [
@@ -162,24 +177,27 @@ def _scenario_cmd(tmp_path: Path, url: str, batch: bool, name: str, *extra: str)
     return cmd, env, out
 
 
-def _scenario_run(tmp_path: Path, url: str, batch: bool, name: str, *extra: str) -> Path:
-    cmd, env, out = _scenario_cmd(tmp_path, url, batch, name, *extra)
+def _scenario_run(
+    tmp_path: Path, url: str, batch: bool, name: str, *extra: str, provider: str = "openai"
+) -> Path:
+    cmd, env, out = _scenario_cmd(tmp_path, url, batch, name, *extra, provider=provider)
     done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     return out
 
 
-def test_a_scenarios_replications_advance_in_lockstep_one_batch_job_per_phase(tmp_path):
+@pytest.mark.parametrize("provider", sorted(SCENARIO_MODELS))
+def test_a_scenarios_replications_advance_in_lockstep_one_batch_job_per_phase(provider, tmp_path):
     """With ``[llm] batch`` a scenario's replications play side by side: each phase's calls of
     all three replications go out as one job (not one per replication), at batch prices, and the
     results equal the same run made call by call."""
     import pandas as pd
 
     with WireServer() as server:
-        direct = _scenario_run(tmp_path, server.url, batch=False, name="direct")
+        direct = _scenario_run(tmp_path, server.url, False, "direct", provider=provider)
         direct_requests = server.state.requests
         assert direct_requests > 0 and not server.state.batches
-        batched = _scenario_run(tmp_path, server.url, batch=True, name="batched")
+        batched = _scenario_run(tmp_path, server.url, True, "batched", provider=provider)
         assert server.state.requests == direct_requests  # no call went out one by one
         jobs = len(server.state.batches)
         lines = server.state.batch_lines
@@ -190,7 +208,7 @@ def test_a_scenarios_replications_advance_in_lockstep_one_batch_job_per_phase(tm
     assert jobs == len(rounds) < len(calls) / 2, (jobs, len(rounds), len(calls))
     for c in calls:
         list_cost = PriceTable().cost(
-            "openai:gpt-4o-mini",
+            SCENARIO_MODELS[provider][0],
             c["tokens_in"],
             c["tokens_out"],
             c["cached_tokens"],
@@ -207,12 +225,13 @@ def test_a_scenarios_replications_advance_in_lockstep_one_batch_job_per_phase(tm
     pd.testing.assert_frame_equal(*steps)
 
 
-def test_a_scenario_killed_with_a_batch_job_pending_resumes_by_polling_it(tmp_path):
+@pytest.mark.parametrize("provider", sorted(SCENARIO_MODELS))
+def test_a_scenario_killed_with_a_batch_job_pending_resumes_by_polling_it(provider, tmp_path):
     """A lockstep batch run killed while its first phase's job is pending: ``--resume`` polls
     the same job (found in the run record) and the server receives every request once."""
     with WireServer() as server:
         server.state.hold_batches = True  # the first job never finishes while the run lives
-        cmd, env, out = _scenario_cmd(tmp_path, server.url, True, "killed")
+        cmd, env, out = _scenario_cmd(tmp_path, server.url, True, "killed", provider=provider)
         proc = subprocess.Popen(
             cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -238,11 +257,11 @@ def test_a_scenario_killed_with_a_batch_job_pending_resumes_by_polling_it(tmp_pa
         proc.wait(timeout=30)
         (first,) = server.state.batches
         server.state.hold_batches = False
-        _scenario_run(tmp_path, server.url, True, "killed", "--resume")
+        _scenario_run(tmp_path, server.url, True, "killed", "--resume", provider=provider)
         jobs = list(server.state.batches)
         lines = server.state.batch_lines
         assert server.state.requests == 0
-        reference = _scenario_run(tmp_path, server.url, True, "reference")
+        reference = _scenario_run(tmp_path, server.url, True, "reference", provider=provider)
         total = server.state.batch_lines - lines
     assert jobs[0] == first  # polled again, not sent again
     assert first_lines > 0 and lines == total  # every call sent once, in all

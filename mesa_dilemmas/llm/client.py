@@ -219,7 +219,7 @@ class LLMClient:
 
     @property
     def batching(self) -> bool:
-        """Batch mode: ``[llm] batch`` and a backend with a batch API (OpenAI, Anthropic)."""
+        """Batch mode: ``[llm] batch`` and a backend with a batch API (OpenAI, Anthropic, Gemini)."""
         return self.settings.batch and hasattr(self.backend, "submit_batch")
 
     def batcher(self) -> BatchCollector:

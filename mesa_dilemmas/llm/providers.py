@@ -100,6 +100,7 @@ GEMINI = Provider(
     key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     sdk=("google.genai", "google-genai"),
     shows_schema=True,
+    batch=True,
     caching="implicit, on the newer models",
 )
 LOCAL = Provider(

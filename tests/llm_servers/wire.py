@@ -15,7 +15,9 @@ benchmark).  Every request is logged with its body hash, time and outcome so
 tests can check, for instance, that a retry came no sooner than ``Retry-After``.
 
 Routes: ``POST /v1/chat/completions`` (OpenAI), ``POST /v1/messages``
-(Anthropic), ``POST /v1beta/models/{model}:generateContent`` (Gemini).
+(Anthropic), ``POST /v1beta/models/{model}:generateContent`` (Gemini); the batch APIs: OpenAI's
+files and batches, Anthropic's message batches, Gemini's ``models/{model}:batchGenerateContent``
+with inlined requests and ``GET /v1beta/batches/{id}`` (the job as a long-running operation).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 from .responder import NormalizedRequest, Reply, invalid_reply, scripted_reply
 
 _GEMINI_PATH = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):generateContent$")
+_GEMINI_BATCH = re.compile(r"^/(v1beta|v1|v1alpha)/models/([^/:]+):batchGenerateContent$")
 
 
 @dataclass
@@ -376,6 +379,12 @@ def _poll(state: ServerState, batch: dict[str, Any]) -> dict[str, Any]:
             view["output_file_id"] = batch["output"]
             n = view["request_counts"]["total"]
             view["request_counts"] = {"total": n, "completed": n, "failed": 0}
+        elif batch["api"] == "gemini":
+            meta = view["metadata"]
+            meta["state"] = "BATCH_STATE_SUCCEEDED"
+            meta["endTime"] = meta["updateTime"] = meta["createTime"]
+            meta["output"] = {"inlinedResponses": {"inlinedResponses": batch["results"]}}
+            view["done"] = True
         else:
             view["processing_status"] = "ended"
             view["ended_at"] = view["created_at"]
@@ -423,6 +432,12 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         state = self.server.state
         with state.lock:
+            # a Gemini job, by its name (the SDK asks at /v1/batches/ID as OpenAI's route is)
+            if m := re.fullmatch(r"/(?:v1beta|v1|v1alpha)/(batches/[^/]+)", path):
+                batch = state.batches.get(m.group(1))
+                if batch is not None:
+                    self._send(200, json.dumps(_poll(state, batch)).encode())
+                    return
             if m := re.fullmatch(r"/v1/files/([^/]+)/content", path):
                 content = state.files.get(m.group(1))
                 if content is not None:
@@ -509,6 +524,45 @@ class _Handler(BaseHTTPRequestHandler):
                     "polls": 0,
                     "api": "openai",
                     "output": output_id,
+                }
+            self._send(200, json.dumps(view).encode())
+            return True
+        if gem := _GEMINI_BATCH.match(path):
+            spec = json.loads(raw)["batch"]
+            results = []
+            for item in spec["inputConfig"]["requests"]["requests"]:
+                # an inlined request names its model, which a call names in its path: the
+                # request itself (what the scripted player hashes) is the call's
+                body = {k: v for k, v in item["request"].items() if k != "model"}
+                req = normalize_gemini(gem.group(2), body)
+                with state.lock:
+                    state.seen.append(req)
+                    state.batch_lines += 1
+                results.append(
+                    {
+                        "response": gemini_body(req, state.responder(req), state),
+                        "metadata": item.get("metadata", {}),
+                    }
+                )
+            batch_id = uuid.uuid4().hex[:20]
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            view = {
+                "name": f"batches/{batch_id}",
+                "metadata": {
+                    "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+                    "model": f"models/{gem.group(2)}",
+                    "displayName": spec.get("displayName", ""),
+                    "state": "BATCH_STATE_PENDING",
+                    "createTime": now,
+                    "updateTime": now,
+                },
+            }
+            with state.lock:
+                state.batches[view["name"]] = {
+                    "view": view,
+                    "polls": 0,
+                    "api": "gemini",
+                    "results": results,
                 }
             self._send(200, json.dumps(view).encode())
             return True

@@ -1,7 +1,7 @@
 """Batch mode (``[llm] batch``): the provider's batch API instead of one request per call
 (the collector: :mod:`mesa_dilemmas.llm.stack.batch_jobs`).
 
-The innermost model of a client whose backend has a batch API (OpenAI, Anthropic) when
+The innermost model of a client whose backend has a batch API (OpenAI, Anthropic, Gemini) when
 batch mode is on.  Calls made at once go out as one batch job; a batch result that failed is
 not retried one by one: it stops the run like any call failing for good."""
 
