@@ -10,6 +10,4 @@ bash scripts/bootstrap.sh "test,dashboard,local,ray"
 .venv/bin/ruff check mesa_dilemmas tests benchmarks scripts examples
 .venv/bin/ruff format --check mesa_dilemmas tests benchmarks scripts examples
 .venv/bin/lint-imports                                    # the layering contract (pyproject.toml)
-# two workers (pytest-xdist), each test file whole on one of them (its module fixtures once):
-# 1,410 tests in 16:45 on 2 cores against 30:17 one at a time; TEST_WORKERS=0 runs them in order
-.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
+.venv/bin/python -m pytest -q "$@"
