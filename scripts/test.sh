@@ -10,4 +10,13 @@ bash scripts/bootstrap.sh "test,dashboard,local,ray"
 .venv/bin/ruff check mesa_dilemmas tests benchmarks scripts examples
 .venv/bin/ruff format --check mesa_dilemmas tests benchmarks scripts examples
 .venv/bin/lint-imports                                    # the layering contract (pyproject.toml)
-.venv/bin/python -m pytest -q "$@"
+if [ $# -gt 0 ]; then   # tests named on the command line: as asked, one at a time
+  .venv/bin/python -m pytest -q "$@"
+  exit
+fi
+# Two passes. Everything but the browser tests on two workers (pytest-xdist), each test file whole
+# on one worker so its module fixtures are built once; then the browser tests (marked in
+# tests/conftest.py) alone, one at a time: they wait for the dashboard's own Play clock, which
+# a second worker's load can starve. TEST_WORKERS=0 runs the first pass in order too.
+.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not browser"
+.venv/bin/python -m pytest -q -m browser

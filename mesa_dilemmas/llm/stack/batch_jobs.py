@@ -26,8 +26,10 @@ from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 if TYPE_CHECKING:
     from mesa_dilemmas.llm.stores.recorder import RunRecorder
 
-#: seconds to wait after the last call of a phase arrives before sending the job
-GATHER_S = 0.2
+#: seconds to wait after the last call of a phase arrives before sending the job: long enough
+#: that a phase's calls, built one after another on a loaded machine, still make one job (0.2 s
+#: once split a phase in two on a busy 2-core box), short beside any batch job's turnaround
+GATHER_S = 1.0
 
 
 class BatchCollector:
