@@ -62,7 +62,9 @@ def _fail(check: str, message: str) -> None:
 
 
 def _make(model_cls: type[mesa.Model], params: Mapping[str, Any], seed: int) -> mesa.Model:
-    return model_cls(**params, rng=seed)
+    from mesa_dilemmas.dilemmas.base import build_model
+
+    return build_model(model_cls, params, seed)
 
 
 def _run(model: mesa.Model, steps: int) -> mesa.Model:

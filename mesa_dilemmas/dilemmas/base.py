@@ -2,10 +2,15 @@
 
 A game is a ``DilemmaModel`` subclass that lists its ``PHASES`` in order and
 implements one ``phase_<name>`` method per phase.  ``step()`` plays one round.
-Keyword parameters of ``__init__`` are the game's parameters; their
-annotations (``Annotated[float, Field(ge=0, le=1)]``) are the single source of
-truth for validation (``params_model``), CLI ``--set`` coercion and dashboard
-slider ranges.
+
+A game's parameters are one typed object: a :class:`DilemmaParameters` subclass named by the
+model's ``Parameters``, whose annotations (``Annotated[float, Field(ge=0, le=1)]``) are the
+single source of truth for validation (``params_model``), CLI ``--set`` coercion and dashboard
+slider ranges; the model reads them as ``self.p``.  (A game without ``Parameters`` -- a
+third-party one written the older way -- has its ``__init__`` keyword parameters read instead.)
+Ways of saying who plays other than ``players`` (``llm_agents = 3``) are a game's
+``Shorthands``: scenario-level names that :func:`build_model` expands into a ``players``
+population before the model is built, so a model only ever sees a population.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from functools import cache
 from typing import Any, ClassVar, Literal
 
 import mesa
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.broker import DecisionBroker
@@ -27,8 +32,25 @@ from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Group, Population, population_table
 
 
+class DilemmaParameters(BaseModel):
+    """A game's parameters as one typed, validated object (subclass it, one annotated field
+    per parameter; the CLI, TOML scenarios, sweeps and the dashboard read the fields)."""
+
+    model_config = ConfigDict(
+        extra="forbid", arbitrary_types_allowed=True, allow_inf_nan=False, frozen=True
+    )
+
+
 class DilemmaModel(mesa.Model):
     """Base model: ordered phases on Mesa's clock, and a broker for decisions."""
+
+    #: the game's parameters (a :class:`DilemmaParameters` subclass): ``DilemmaModel``'s
+    #: ``__init__`` validates the keyword parameters into ``self.p``
+    Parameters: ClassVar[type[DilemmaParameters] | None] = None
+    #: scenario shorthands for who plays (``llm_agents``, ...), a pydantic model of their
+    #: fields: :func:`build_model` turns them into ``players`` with
+    #: :meth:`population_from_params`, and the model never receives them
+    Shorthands: ClassVar[type[BaseModel] | None] = None
 
     #: phase names in play order; each is implemented by ``phase_<name>``
     PHASES: ClassVar[tuple[str, ...]] = ()
@@ -49,7 +71,15 @@ class DilemmaModel(mesa.Model):
 
         return getattr(sys.modules[cls.__module__], "RULE_PLAYERS", {})
 
-    def __init__(self, *, rng: Any = None, narrator: Policy | None = None) -> None:
+    def __init__(self, *, rng: Any = None, narrator: Policy | None = None, **params: Any) -> None:
+        if self.Parameters is not None:
+            try:
+                #: the run's parameters (``self.p.n_rounds``)
+                self.p = self.Parameters(**params)
+            except ValidationError as err:
+                raise ValueError(_first_error(err)) from None
+        elif params:
+            raise TypeError(f"{type(self).__name__}: unexpected parameters {sorted(params)}")
         super().__init__(rng=rng)
         #: the integer seed of this run when given one (LLM sample ids and caching key on it)
         self.run_seed: int | None = int(rng) if isinstance(rng, int) else None
@@ -164,9 +194,62 @@ class DilemmaModel(mesa.Model):
         return []
 
 
+def _first_error(err: ValidationError) -> str:
+    """One line naming the field: ``"n_rounds: Input should be greater than or equal to 1"``."""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    return f"{where}: {first['msg']}"
+
+
+def shorthand_names(model_cls: type) -> tuple[str, ...]:
+    """The scenario shorthands a game declares (its ``Shorthands`` fields), in order."""
+    shorthands = getattr(model_cls, "Shorthands", None)
+    return tuple(shorthands.model_fields) if shorthands is not None else ()
+
+
+def expand_params(model_cls: type, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with the game's shorthands turned into ``players`` (the population its
+    ``population_from_params`` reads off them); without shorthands, ``params`` as given."""
+    names = shorthand_names(model_cls)
+    if not any(name in params for name in names):
+        return dict(params)
+    expanded = {k: v for k, v in params.items() if k not in names}
+    expanded["players"] = model_cls.population_from_params(dict(params))
+    return expanded
+
+
+def build_model(model_cls: type, params: Mapping[str, Any], rng: Any = None) -> Any:
+    """The one way a run's parameters become a model: shorthands expanded, then
+    ``model_cls(**params, rng=rng)``."""
+    return model_cls(**expand_params(model_cls, params), rng=rng)
+
+
+def model_factory(model_cls: type) -> Callable[..., Any]:
+    """``model_cls`` as Mesa's ``batch_run`` calls it (``factory(**params, rng=...)``), with
+    the shorthands expanded by :func:`build_model`; the grid's own names stay the run's
+    parameter columns."""
+    if not shorthand_names(model_cls):
+        return model_cls
+
+    def factory(*, rng: Any = None, **params: Any) -> Any:
+        return build_model(model_cls, params, rng)
+
+    factory.__name__ = factory.__qualname__ = model_cls.__name__
+    return factory
+
+
 @cache
 def params_model(model_cls: type[mesa.Model]) -> type[BaseModel]:
-    """A pydantic model of ``model_cls.__init__``'s keyword parameters (extra keys forbidden)."""
+    """The schema of a game's parameters (extra keys forbidden): its ``Parameters`` with its
+    ``Shorthands`` fields added, or, for a game without ``Parameters``, a pydantic model of
+    ``__init__``'s keyword parameters."""
+    parameters = getattr(model_cls, "Parameters", None)
+    if parameters is not None:
+        shorthands = getattr(model_cls, "Shorthands", None)
+        if shorthands is None:
+            return parameters
+        extra = {n: (f.annotation, f) for n, f in shorthands.model_fields.items()}
+        return create_model(f"{model_cls.__name__}ScenarioParams", __base__=parameters, **extra)
     fields: dict[str, Any] = {}
     hints = inspect.get_annotations(model_cls.__init__, eval_str=True)
     for name, param in inspect.signature(model_cls.__init__).parameters.items():

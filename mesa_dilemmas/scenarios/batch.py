@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.batch_chunks import (
     CHUNKS_PER_WORKER,
@@ -200,7 +201,7 @@ def agent_reporters(model_cls: type, params: dict[str, Any]) -> list[str]:
     declared = getattr(model_cls, "AGENT_REPORTERS", None)
     if declared is not None:
         return list(declared)
-    model = model_cls(**params, rng=0)
+    model = build_model(model_cls, params, 0)
     return list(model.datacollector.agent_reporters)
 
 

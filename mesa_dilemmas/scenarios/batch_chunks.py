@@ -37,6 +37,7 @@ from mesa.batchrunner import batch_run
 
 from mesa_dilemmas.agents.lockstep import run_in_lockstep
 from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.dilemmas.base import model_factory
 from mesa_dilemmas.files import to_parquet_atomic
 from mesa_dilemmas.llm.redact import redact_frame
 
@@ -205,7 +206,7 @@ def _run_chunk(chunk: BatchChunk) -> pd.DataFrame:
         replication, cell = divmod(run_id, chunk.n_cells)
         kwargs = cell_kwargs(chunk.parameters, cell)
         data = batch_run(
-            model_cls,
+            model_factory(model_cls),
             parameters={key: [value] for key, value in kwargs.items()},
             number_processes=1,
             data_collection_period=1,

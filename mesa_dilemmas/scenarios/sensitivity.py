@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from mesa_dilemmas.dilemmas import game_model
-from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.dilemmas.base import build_model, params_model
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.batch import derive_seeds
 from mesa_dilemmas.scenarios.batch_chunks import vector_engine
@@ -155,7 +155,8 @@ def evaluate(task: PointTask) -> list[tuple[int, dict[str, float]]]:
     else:
         per_run = []
         for _, _, kwargs in runs:
-            model = model_cls(**kwargs)
+            params = {k: v for k, v in kwargs.items() if k != "rng"}
+            model = build_model(model_cls, params, kwargs["rng"])
             while model.running and model.steps < task.max_steps:
                 model.step()
             per_run.append({m: final_value(model, m) for m in task.metrics})

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.scenarios.config import ConfigError, Scenario
 
 LARGE_RUNS = 1_000
@@ -79,7 +80,7 @@ def sample_run(scenario: Scenario, cell: int = 0) -> tuple[float, float]:
     from mesa_dilemmas.dilemmas import game_model
 
     point = {k: v[cell] for k, v in scenario.grid.items()}
-    model = game_model(scenario.game)(**{**scenario.params, **point}, rng=scenario.seed)
+    model = build_model(game_model(scenario.game), {**scenario.params, **point}, scenario.seed)
     started = time.perf_counter()
     for _ in range(scenario.max_steps):
         if not model.running:
@@ -183,7 +184,7 @@ def llm_estimate(
             with tempfile.TemporaryDirectory(prefix="mesa-dilemmas-estimate-") as tmp:
                 dry_run = session.start_run(dry, Path(tmp))
                 try:
-                    model = model_cls(**{**scenario.params, **points[0]}, rng=seed)
+                    model = build_model(model_cls, {**scenario.params, **points[0]}, seed)
                     played = 0
                     for _ in range(rounds):
                         if not model.running:

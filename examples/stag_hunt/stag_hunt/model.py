@@ -15,8 +15,11 @@ import mesa
 from pydantic import Field
 
 from mesa_dilemmas.agents import ChoiceSpec, Decision, RulePolicy
+from mesa_dilemmas.agents.base import DilemmaAgent
+from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Population
-from mesa_dilemmas.dilemmas.base import DilemmaModel
+from mesa_dilemmas.dilemmas.base import DilemmaModel, DilemmaParameters
 
 HUNT = ChoiceSpec(("stag", "hare"))
 
@@ -42,42 +45,55 @@ class Hunter(RulePolicy):
 RULE_PLAYERS = {"rule": lambda **_: Hunter()}
 
 
+class StagHuntParameters(DilemmaParameters):
+    """The game's parameters, one typed object: the CLI, TOML scenarios, sweeps and the
+    dashboard read these fields; the model reads them as ``self.p``."""
+
+    n_hunters: Annotated[int, Field(ge=2, le=500, description="hunters in the group")] = 8
+    threshold: Annotated[
+        int, Field(ge=1, le=500, description="hunters needed to catch the stag")
+    ] = 5
+    stag_payoff: Annotated[
+        float, Field(gt=0, le=100, description="what each stag hunter gets when the stag is caught")
+    ] = 4.0
+    hare_payoff: Annotated[
+        float, Field(ge=0, le=100, description="what a hare hunter gets, always")
+    ] = 1.0
+    rounds: Annotated[int, Field(ge=1, le=1000, description="rounds a game lasts")] = 30
+    players: Annotated[
+        Population | None,
+        Field(description="who plays: a [population] table of rule and LLM groups"),
+    ] = None
+
+
+class HunterAgent(DilemmaAgent):
+    """A hunter at its seat: its policy chooses, the agent keeps what it earned."""
+
+    def __init__(self, model: mesa.Model, policy: Policy, persona: Persona) -> None:
+        super().__init__(model, policy, persona)
+        self.wealth = 0.0
+
+    def earn(self, choice: str, caught: bool) -> float:
+        p = self.model.p
+        payoff = p.hare_payoff if choice == "hare" else (p.stag_payoff if caught else 0.0)
+        self.wealth += payoff
+        return payoff
+
+
 class StagHuntModel(DilemmaModel):
     """n hunters choose stag (together) or hare (alone), round after round."""
 
     GAME: ClassVar[str] = "stag_hunt"
     PHASES: ClassVar[tuple[str, ...]] = ("hunt",)
     RUN_METRICS: ClassVar[tuple[str, ...]] = ("stag_share", "mean_payoff", "caught")
+    Parameters = StagHuntParameters
 
-    def __init__(
-        self,
-        *,
-        n_hunters: Annotated[int, Field(ge=2, le=500, description="hunters in the group")] = 8,
-        threshold: Annotated[
-            int, Field(ge=1, le=500, description="hunters needed to catch the stag")
-        ] = 5,
-        stag_payoff: Annotated[
-            float,
-            Field(gt=0, le=100, description="what each stag hunter gets when the stag is caught"),
-        ] = 4.0,
-        hare_payoff: Annotated[
-            float, Field(ge=0, le=100, description="what a hare hunter gets, always")
-        ] = 1.0,
-        rounds: Annotated[int, Field(ge=1, le=1000, description="rounds a game lasts")] = 30,
-        players: Annotated[
-            Population | None,
-            Field(description="who plays: a [population] table of rule and LLM groups"),
-        ] = None,
-        rng: Any = None,
-    ) -> None:
-        super().__init__(rng=rng)
-        self.validate_params(locals())
-        self.threshold, self.stag_payoff, self.hare_payoff = threshold, stag_payoff, hare_payoff
-        self.rounds = rounds
-        self.population = self.population_from_params({"players": players})
-        self.seat_players(
-            n_hunters, rules=RULE_PLAYERS
-        )  # one agent per seat, as the population says
+    def __init__(self, *, rng: Any = None, **params: Any) -> None:
+        super().__init__(rng=rng, **params)
+        self.validate_params(self.p.model_dump())
+        self.population = self.population_from_params({"players": self.p.players})
+        # one agent per seat, as the population says
+        self.seat_players(self.p.n_hunters, rules=RULE_PLAYERS, agent_of=self.hunter)
         self.last_hunt, self.stag_share, self.mean_payoff, self.caught = "none yet", 0.0, 0.0, 0
         self.datacollector = mesa.DataCollector(
             model_reporters={
@@ -87,8 +103,10 @@ class StagHuntModel(DilemmaModel):
             },
             agent_reporters={"wealth": "wealth"},
         )
-        self.agents.do(lambda a: setattr(a, "wealth", 0.0))
         self.datacollector.collect(self)
+
+    def hunter(self, seat: int, policy: Policy, persona: Persona) -> HunterAgent:
+        return HunterAgent(self, policy, persona)
 
     @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:
@@ -99,7 +117,7 @@ class StagHuntModel(DilemmaModel):
 
     def phase_hunt(self) -> None:
         hunters = list(self.agents)
-        seen = {"last_stag_hunt": self.last_hunt, "threshold": self.threshold}
+        seen = {"last_stag_hunt": self.last_hunt, "threshold": self.p.threshold}
         choices = self.ask_all(
             [
                 Decision("stag_hunt.hunt", HUNT, seen, a, self.round, fallback="hare")
@@ -107,10 +125,8 @@ class StagHuntModel(DilemmaModel):
             ]
         )
         stags = [a for a, c in zip(hunters, choices, strict=True) if c == "stag"]
-        success = len(stags) >= self.threshold
-        for a, c in zip(hunters, choices, strict=True):
-            a.wealth += self.hare_payoff if c == "hare" else (self.stag_payoff if success else 0.0)
-        paid = sum(self.hare_payoff if c == "hare" else self.stag_payoff * success for c in choices)
+        success = len(stags) >= self.p.threshold
+        paid = sum(a.earn(c, success) for a, c in zip(hunters, choices, strict=True))
         self.stag_share = len(stags) / len(hunters)
         self.mean_payoff = paid / len(hunters)
         self.caught += int(success)
@@ -118,5 +134,5 @@ class StagHuntModel(DilemmaModel):
 
     def end_of_round(self) -> None:
         super().end_of_round()
-        if self.round >= self.rounds:
+        if self.round >= self.p.rounds:
             self.running = False

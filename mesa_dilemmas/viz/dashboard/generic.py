@@ -16,7 +16,7 @@ from typing import Any
 
 import solara
 
-from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.dilemmas.base import build_model, params_model
 from mesa_dilemmas.dilemmas.registry import game_model
 from mesa_dilemmas.viz.dashboard import controls as c
 from mesa_dilemmas.viz.dashboard import vega
@@ -94,7 +94,7 @@ def build_game(model_cls: type, params: dict[str, Any], seed: int, llm: str | No
     seats = int(params.pop(LLM_SEATS, 0) or 0)
     if seats > 0:
         params["players"] = llm_population(seats, llm or "local")
-    return model_cls(**params, rng=seed)
+    return build_model(model_cls, params, seed)
 
 
 def scenario_of(model: DashboardModel) -> dict[str, Any]:
