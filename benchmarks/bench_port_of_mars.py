@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -29,7 +30,7 @@ def games_per_second(games: int, **params: Any) -> tuple[float, float]:
     start = time.perf_counter()
     rounds = 0
     for seed in range(games):
-        model = PortOfMarsModel(rng=seed, **params)
+        model = build_model(PortOfMarsModel, params, seed)
         while model.running:
             model.step()
         rounds += model.round

@@ -91,7 +91,7 @@ def scripted_model(policies: list[Scripted] | None = None, **kw: Any) -> PortOfM
 
 def rig_hand(m: PortOfMarsModel, seat: int, names: list[str]) -> None:
     """Put the named cards of the seat's deck in its hand (the old hand goes under the deck)."""
-    p = m.players[seat]
+    p = m.player(seat)
     m.return_hand(p)
     for name in names:
         card = next(c for c in p.deck.cards if c.name == name)
@@ -139,14 +139,14 @@ def test_roles_are_shuffled_unless_fixed():
 
 def test_new_round_phase_resets_coins_refills_hands_and_wears_the_port():
     m = scripted_model()
-    p = m.players[0]
+    p = m.player(0)
     p.coins = 0
     p.hand.pop()
     m.time = 2
     m.phase_new_round()
     assert m.health == 75
     assert m.health_after_wear == 75
-    assert all(q.coins == 10 for q in m.players)
+    assert all(q.coins == 10 for q in m.seats)
     assert len(p.hand) == 3
 
 
@@ -198,7 +198,7 @@ def test_meeting_is_two_writer_calls_and_next_round_carries_notes_not_transcript
     # the writer's prompt text names roles and personalities, never a hand
     brief = seen["meeting_brief"]
     assert "SVO angle" in brief and all(r in brief for r in ROLES)
-    assert not any(c.name in brief for p in m.players for c in p.hand)
+    assert not any(c.name in brief for p in m.seats for c in p.hand)
     assert narrator.calls[1].observation["conversation"] == "Curator: let us all give 6."
     curator = m.roles.index("Curator")
     obs = m.observe(curator)
@@ -238,9 +238,9 @@ def test_planning_phase_records_health_plan_and_goal():
     m.time = 1
     m.phase_new_round()
     m.phase_planning()
-    assert [p.health_plan for p in m.players] == [0, 3, 5, 7, 10]
-    assert all(p.goal == p.hand[0].name for p in m.players)
-    assert m.observe(0)["goal"] == m.players[0].goal
+    assert [p.health_plan for p in m.seats] == [0, 3, 5, 7, 10]
+    assert all(p.goal == p.hand[0].name for p in m.seats)
+    assert m.observe(0)["goal"] == m.player(0).goal
 
 
 def test_investment_phase_credits_resources_now_and_port_health_at_round_end():
@@ -250,7 +250,7 @@ def test_investment_phase_credits_resources_now_and_port_health_at_round_end():
     m.time = 1
     for phase in ("new_round", "events", "meeting", "planning", "investment"):
         getattr(m, f"phase_{phase}")()
-    cur = m.players[0]
+    cur = m.player(0)
     assert cur.resources["culture"] == 3 and cur.coins == 0
     assert cur.health_coins_round == 4
     assert m.health == 75  # not yet credited
@@ -280,7 +280,7 @@ def test_trading_phase_executes_accepted_trades_atomically():
     pols.append(Scripted(invest=res_inv, accept="yes"))
     m = scripted_model(pols)
     m.step()
-    cur, res = m.players[0], m.players[4]
+    cur, res = m.player(0), m.player(4)
     assert cur.resources["culture"] == 3 and cur.resources["science"] == 1
     assert res.resources["culture"] == 2 and res.resources["science"] == 4
     assert m.trades[0].status == "accepted" and m.trades[0].kind == "generous"
@@ -296,8 +296,8 @@ def test_rejected_and_unpayable_trades_change_nothing():
     m = scripted_model(pols)
     m.step()
     assert m.trades[0].status == "rejected" and m.trades[0].kind == "selfish"
-    assert m.players[0].resources["culture"] == 5 and m.players[4].resources["science"] == 5
-    assert m.players[4].trades_received_rejected == 1
+    assert m.player(0).resources["culture"] == 5 and m.player(4).resources["science"] == 5
+    assert m.player(4).trades_received_rejected == 1
     # the Researcher accepts but holds no Science: the trade fails, nothing moves
     pols = [Scripted(invest={1: {"culture": 5}}, offers={1: offer})] + [
         Scripted() for _ in range(4)
@@ -305,7 +305,7 @@ def test_rejected_and_unpayable_trades_change_nothing():
     m = scripted_model(pols)
     m.step()
     assert m.trades[0].status == "failed"
-    assert m.players[0].resources["culture"] == 5
+    assert m.player(0).resources["culture"] == 5
 
 
 def test_offers_must_be_held_and_not_empty():
@@ -334,7 +334,7 @@ def test_purchase_phase_pays_resources_adds_points_and_books_dirty_costs():
     m = scripted_model(pols)
     rig_hand(m, 0, [snn, sculpture, names[81]])
     m.step()
-    cur = m.players[0]
+    cur = m.player(0)
     assert cur.points == 10
     assert all(cur.resources[r] == 0 for r in RESOURCES)
     assert [c.name for c in cur.purchased] == [snn, sculpture]
@@ -345,7 +345,7 @@ def test_purchase_phase_pays_resources_adds_points_and_books_dirty_costs():
     m = scripted_model(pols)
     rig_hand(m, 0, [sculpture])
     m.step()
-    assert m.players[0].dirty_opportunities == 1 and m.players[0].dirty_taken == 0
+    assert m.player(0).dirty_opportunities == 1 and m.player(0).dirty_taken == 0
 
 
 def test_discard_phase_returns_cards_under_the_deck():
@@ -354,7 +354,7 @@ def test_discard_phase_returns_cards_under_the_deck():
     m = scripted_model(pols)
     rig_hand(m, 0, [names[81], names[82], names[85]])
     m.step()
-    p = m.players[0]
+    p = m.player(0)
     assert [c.name for c in p.hand] == [names[82], names[85]]
     assert p.deck.cards[-1].name == names[81]
     m.step()  # refilled to 3 from the top
@@ -363,20 +363,20 @@ def test_discard_phase_returns_cards_under_the_deck():
 
 def test_end_round_phase_collapse_means_no_winner_and_zero_final_points():
     m = scripted_model([Scripted(health=0) for _ in range(5)], rng=3)
-    m.players[2].points = 5
+    m.player(2).points = 5
     while m.running:
         m.step()
     assert m.collapsed and not m.survived
     assert m.winners == [] and m.final_metrics()["n_winners"] == 0
-    assert all(m.final_points(p) == 0 for p in m.players)
+    assert all(m.final_points(p) == 0 for p in m.seats)
     assert m.final_metrics()["final_points_mean"] == 0.0
     assert m.health == 0 and m.collapse_round == m.round
 
 
 def test_last_round_ends_in_survival_and_ties_all_win():
     m = scripted_model([Scripted(health=10) for _ in range(5)], n_rounds=2)
-    m.players[1].points = 4
-    m.players[3].points = 4
+    m.player(1).points = 4
+    m.player(3).points = 4
     while m.running:
         m.step()
     assert m.round == 2 and m.survived and not m.collapsed
@@ -461,7 +461,7 @@ def test_hand_checked_three_round_game():
     ):  # three clean cards they never afford
         rig_hand(m, seat, [c.name for c in accomplishment_cards()[role][:3]])
     rig_events(m, ["hullBreach", "lifeAsUsual", "cropFailure", "marketsClosed"])
-    for p in m.players:  # keep hands at exactly these cards: empty the decks of the rigged seats
+    for p in m.seats:  # keep hands at exactly these cards: empty the decks of the rigged seats
         if p.seat in (0, 2, 4):
             p.deck.cards.clear()
 
@@ -470,22 +470,22 @@ def test_hand_checked_three_round_game():
     # 3 points.  End: 75 + 20 - 6 = 89.
     m.step()
     assert m.health == 89
-    assert m.players[0].resources == {
+    assert m.player(0).resources == {
         "culture": 2,
         "finance": 0,
         "government": 0,
         "legacy": 0,
         "science": 1,
     }
-    assert m.players[4].resources == {
+    assert m.player(4).resources == {
         "culture": 1,
         "finance": 0,
         "government": 0,
         "legacy": 0,
         "science": 2,
     }
-    assert [p.points for p in m.players] == [0, 0, 0, 0, 3]
-    assert m.players[4].dirty_taken == 1
+    assert [p.points for p in m.seats] == [0, 0, 0, 0, 3]
+    assert m.player(4).dirty_taken == 1
 
     # Round 2: 89 - 25 = 64 < 65 -> two events: Hull Breach (-7) -> 57, Life as Usual.
     # Curator buys Finance 2 -> Culture 2, Finance 2, Science 1; trades -> Culture 1, Science 2;
@@ -494,38 +494,38 @@ def test_hand_checked_three_round_game():
     m.step()
     assert [e.id for e in m.events_round] == ["hullBreach", "lifeAsUsual"]
     assert m.health == 64
-    assert m.players[0].resources == {
+    assert m.player(0).resources == {
         "culture": 0,
         "finance": 1,
         "government": 0,
         "legacy": 0,
         "science": 0,
     }
-    assert m.players[4].resources == {
+    assert m.player(4).resources == {
         "culture": 2,
         "finance": 0,
         "government": 0,
         "legacy": 0,
         "science": 4,
     }
-    assert m.players[2].resources["science"] == 4
-    assert [p.points for p in m.players] == [3, 0, 6, 0, 3]
+    assert m.player(2).resources["science"] == 4
+    assert [p.points for p in m.seats] == [3, 0, 6, 0, 3]
 
     # Round 3 (last): 64 - 25 = 39 -> two events: Crop Failure (-20) -> 19, Markets Closed (the
     # Curator's offer is never made).  End: 19 + 20 = 39 > 0: the port survives; the Pioneer wins.
     m.step()
     assert [e.id for e in m.events_round] == ["cropFailure", "marketsClosed"]
     assert m.health == 39
-    assert m.players[0].resources["culture"] == 3 and m.players[4].resources["science"] == 7
+    assert m.player(0).resources["culture"] == 3 and m.player(4).resources["science"] == 7
     assert len(m.trades) == 2
     assert not m.running and m.survived
     assert m.winners == [2]
-    assert [p.health_coins_total for p in m.players] == [12] * 5
+    assert [p.health_coins_total for p in m.seats] == [12] * 5
     final = m.final_metrics()
     assert final["health_coins_total"] == 60
     # dirty opportunities: Researcher round 1 (taken); Pioneer rounds 1 (declined) and 2 (taken)
-    assert (m.players[4].dirty_taken, m.players[4].dirty_opportunities) == (1, 1)
-    assert (m.players[2].dirty_taken, m.players[2].dirty_opportunities) == (1, 2)
+    assert (m.player(4).dirty_taken, m.player(4).dirty_opportunities) == (1, 1)
+    assert (m.player(2).dirty_taken, m.player(2).dirty_opportunities) == (1, 2)
     assert final["pct_dirty"] == pytest.approx(200 / 3)
     assert final["trades_accepted_fair"] == 2
     assert json.loads(final["players_json"])[2]["final_points"] == 6
@@ -592,11 +592,11 @@ def test_rule_players_respond_to_what_they_are_told_about_leadership(
     m.time = 1
     m.phase_new_round()
     policy = PortOfMarsRulePolicy()
-    policy.bind(m.seats[1])
+    policy.bind(m.player(1))
     plain = policy.params
     leader = policy.led(m.observe(1))
     assert (leader.health_share > plain.health_share) == leader_told
-    policy.bind(m.seats[0])
+    policy.bind(m.player(0))
     plain = policy.params
     other = policy.led(m.observe(0))
     assert (other.conformity > plain.conformity) == (others_told and plain.conformity < 1)

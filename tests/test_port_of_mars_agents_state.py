@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mesa.agentset import AgentSet
+
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.dilemmas.port_of_mars.model import Player, PomPlayer, PortOfMarsModel
 
@@ -11,19 +13,21 @@ STATE = ("role", "label", "deck", "hand", "resources", "coins", "points", "goal"
 def test_each_seat_is_one_agent_holding_its_state():
     m = PortOfMarsModel(rng=3)
     assert PomPlayer is Player and issubclass(Player, DilemmaAgent)
-    assert len(m.players) == m.N_PLAYERS
-    assert [p.seat for p in m.players] == [p.slot for p in m.players] == list(range(m.N_PLAYERS))
-    # one object per player: the seat list, the model's agents and the AgentSet are the same agents
-    assert all(p is a for p, a in zip(m.players, m.seats, strict=True))
-    assert list(m.crew) == list(m.agents) == list(m.agents_by_type[Player]) == m.players
-    assert [p.role for p in m.players] == m.roles
-    for p in m.players:
+    assert len(m.seats) == m.N_PLAYERS
+    assert [p.seat for p in m.seats] == [p.slot for p in m.seats] == list(range(m.N_PLAYERS))
+    # one object per player, one name: the seats (an AgentSet in seat order) are the model's agents
+    assert isinstance(m.seats, AgentSet)
+    assert list(m.seats) == list(m.agents) == list(m.agents_by_type[Player])
+    assert all(m.player(p.seat) is p for p in m.seats)
+    assert not hasattr(m, "crew") and not hasattr(m, "players")
+    assert [p.role for p in m.seats] == m.roles
+    for p in m.seats:
         assert isinstance(p, Player)
         assert set(STATE) <= set(vars(p))
         assert len(p.hand) == m.HAND_SIZE
     m.step()
-    assert all(p.coins <= m.MAX_COINS for p in m.players)
-    assert m.crew.get("points") == [p.points for p in m.players]
+    assert all(p.coins <= m.MAX_COINS for p in m.seats)
+    assert m.seats.get("points") == [p.points for p in m.seats]
 
 
 def test_agent_reporters_read_the_agents_own_state():
@@ -31,7 +35,7 @@ def test_agent_reporters_read_the_agents_own_state():
     for _ in range(3):
         m.step()
     # change one agent's state behind the model's back: the next collection must show it
-    agent = m.players[2]
+    agent = m.player(2)
     agent.points = 1234
     agent.resources = dict.fromkeys(agent.resources, 7)
     agent.dirty_cards_bought = 42
@@ -43,7 +47,7 @@ def test_agent_reporters_read_the_agents_own_state():
     assert row["player_resources_held"] == 7 * len(agent.resources)
     assert row["player_dirty_cards"] == 42
     assert row["player_role"] == agent.role and row["player_label"] == agent.label
-    for p in m.players:
+    for p in m.seats:
         assert last.loc[p.unique_id, "player_points"] == p.points
         assert last.loc[p.unique_id, "player_health_coins_total"] == p.health_coins_total
     # the model reporters sum the same agents

@@ -83,9 +83,9 @@ def reveal(m: PortOfMarsModel, eid: str, deferred: bool = True) -> None:
 def snapshot(m: PortOfMarsModel) -> tuple:
     return (
         m.health,
-        [dict(p.resources) for p in m.players],
-        [p.coins for p in m.players],
-        [[c.id for c in p.hand] for p in m.players],
+        [dict(p.resources) for p in m.seats],
+        [p.coins for p in m.seats],
+        [[c.id for c in p.hand] for p in m.seats],
         m.effects,
     )
 
@@ -109,17 +109,17 @@ def test_audit_reveals_everyones_private_state():
 def test_bonding_through_adversity_gives_each_player_a_chosen_unit():
     m = model_with({"port_of_mars.event_choice:bondingThroughAdversity": "science"})
     reveal(m, "bondingThroughAdversity")
-    assert all(p.resources["science"] == 1 for p in m.players)
-    assert sum(sum(p.resources.values()) for p in m.players) == 5
+    assert all(p.resources["science"] == 1 for p in m.seats)
+    assert sum(sum(p.resources.values()) for p in m.seats) == 5
 
 
 def test_breakdown_of_trust_keeps_at_most_two_units_of_the_players_choice():
     m = model_with({"port_of_mars.keep_resources": {"legacy": 2}})
-    for p in m.players:
+    for p in m.seats:
         p.resources.update({"culture": 3, "legacy": 4, "science": 1})
-    m.players[4].resources = dict.fromkeys(RESOURCES, 0) | {"finance": 2}  # two units: keeps all
+    m.player(4).resources = dict.fromkeys(RESOURCES, 0) | {"finance": 2}  # two units: keeps all
     reveal(m, "breakdownOfTrust")
-    for p in m.players[:4]:
+    for p in list(m.seats)[:4]:
         assert p.resources == {
             "culture": 0,
             "finance": 0,
@@ -127,14 +127,14 @@ def test_breakdown_of_trust_keeps_at_most_two_units_of_the_players_choice():
             "legacy": 2,
             "science": 0,
         }
-    assert m.players[4].resources["finance"] == 2
+    assert m.player(4).resources["finance"] == 2
 
 
 def test_breakdown_of_trust_rejects_keeping_more_than_two():
     from mesa_dilemmas.agents import InvalidAnswer
 
     m = model_with({"port_of_mars.keep_resources": {"culture": 2, "legacy": 1}})
-    for p in m.players:
+    for p in m.seats:
         p.resources.update({"culture": 3, "legacy": 4})
     with pytest.raises(InvalidAnswer):
         reveal(m, "breakdownOfTrust")
@@ -142,9 +142,9 @@ def test_breakdown_of_trust_rejects_keeping_more_than_two():
 
 def test_changing_tides_returns_hands_and_draws_one():
     m = model_with()
-    before = [[c.id for c in p.hand] for p in m.players]
+    before = [[c.id for c in p.hand] for p in m.seats]
     reveal(m, "changingTides")
-    for p, old in zip(m.players, before, strict=True):
+    for p, old in zip(m.seats, before, strict=True):
         assert len(p.hand) == 1
         assert [c.id for c in list(p.deck.cards)[-3:]] == old  # went under the deck, in order
         assert len(p.deck) + len(p.hand) == 14
@@ -157,7 +157,7 @@ def test_compulsive_philanthropy_forces_the_voted_player_to_put_all_coins_in_por
     assert m.effects.forced_full_health == {2}
     m.phase_planning()
     m.phase_investment()
-    pio = m.players[2]
+    pio = m.player(2)
     assert pio.health_coins_round == 10 and pio.coins == 0
     assert sum(pio.resources.values()) == 0
     assert m.observe(2)["must_spend_all_on_port_health"]
@@ -187,21 +187,21 @@ def test_difficult_conditions_doubles_the_coin_cost_of_port_health():
     m.phase_planning()
     m.phase_investment()
     # 5 units of port health cost 10 coins; the spec caps units at 10 // 2 = 5
-    assert all(p.health_units_round == 5 and p.health_coins_round == 10 for p in m.players)
+    assert all(p.health_units_round == 5 and p.health_coins_round == 10 for p in m.seats)
     m.phase_end_round()
     assert m.health == 100
 
 
 def test_efforts_wasted_gives_back_a_completed_accomplishment_and_its_points():
     m = model_with()
-    cur = m.players[0]
+    cur = m.player(0)
     card = cur.hand.pop(0)
     cur.purchased.append(card)
     cur.points = card.points
     reveal(m, "effortsWasted")
     assert cur.points == 0 and cur.purchased == []
     assert cur.deck.cards[-1] is card
-    assert m.players[1].points == 0  # players without purchases are not asked
+    assert m.player(1).points == 0  # players without purchases are not asked
     assert len(cur.deck) + len(cur.hand) + len(cur.purchased) == 14
 
 
@@ -210,7 +210,7 @@ def test_hero_gives_four_specialty_units():
         {"port_of_mars.vote:hero_or_pariah": "Hero", "port_of_mars.vote:hero": "Researcher"}
     )
     reveal(m, "heroOrPariah")
-    assert m.players[4].resources["science"] == 4
+    assert m.player(4).resources["science"] == 4
     assert "Hero: Researcher" in m.observe(0)["event_outcomes"]
 
 
@@ -222,9 +222,9 @@ def test_pariah_loses_everything_and_hero_needs_three_votes():
         {"port_of_mars.vote:hero_or_pariah": "Pariah", "port_of_mars.vote:pariah": "Curator"}
     ] * 3
     m = model_with(answers)
-    m.players[0].resources.update({"culture": 5, "science": 2})
+    m.player(0).resources.update({"culture": 5, "science": 2})
     reveal(m, "heroOrPariah")
-    assert sum(m.players[0].resources.values()) == 0
+    assert sum(m.player(0).resources.values()) == 0
 
 
 def test_hull_breach_costs_7_port_health():
@@ -250,9 +250,9 @@ def test_life_as_usual_changes_nothing():
 
 def test_lost_time_takes_five_coins_not_below_zero():
     m = model_with()
-    m.players[1].coins = 3
+    m.player(1).coins = 3
     reveal(m, "lostTime")
-    assert [p.coins for p in m.players] == [5, 0, 5, 5, 5]
+    assert [p.coins for p in m.seats] == [5, 0, 5, 5, 5]
 
 
 def test_markets_closed_skips_the_trade_phase():
@@ -286,8 +286,8 @@ def test_out_of_commission_leaves_the_role_three_coins(role):
     reveal(m, "personalGain", deferred=False)
     reveal(m, f"outOfCommission{role}")  # sets (not subtracts), after Personal Gain
     seat = ROLES.index(role)
-    assert m.players[seat].coins == 3
-    assert all(p.coins == 16 for p in m.players if p.seat != seat)
+    assert m.player(seat).coins == 3
+    assert all(p.coins == 16 for p in m.seats if p.seat != seat)
     assert m.events_round[-1].display_name == f"Out of Commission ({role})"
 
 
@@ -297,7 +297,7 @@ def test_personal_gain_six_coins_per_yes_and_six_port_health_each():
     ]
     m = model_with(answers)
     reveal(m, "personalGain")
-    assert [p.coins for p in m.players] == [16, 10, 16, 10, 10]
+    assert [p.coins for p in m.seats] == [16, 10, 16, 10, 10]
     assert m.health == 75 - 12
 
 

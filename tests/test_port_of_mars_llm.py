@@ -205,11 +205,11 @@ def test_an_over_budget_answer_gets_a_precise_corrective_reask(llm_env):  # noqa
     assert "you spent 13 of your 10 coins" in log[1]
     assert '<RESOURCE>{"port_health": 3' in log[1]  # the legal example, not the generic one
     stats = {
-        r["kind"]: r for r in m.broker.stats.records() if r["agent_id"] == m.seats[0].unique_id
+        r["kind"]: r for r in m.broker.stats.records() if r["agent_id"] == m.player(0).unique_id
     }
     invest = stats["port_of_mars.invest"]
     assert (invest["parse_failures"], invest["retries"], invest["fallbacks"]) == (1, 1, 0)
-    assert m.players[0].health_coins_total == 4
+    assert m.player(0).health_coins_total == 4
 
 
 def _meeting_writer_that_fails(req: NormalizedRequest) -> Reply:
@@ -265,11 +265,11 @@ def test_turn_by_turn_meeting_every_player_speaks_then_notes_are_written():
     m = PortOfMarsModel(rng=5, meeting_turns=2, n_rounds=2)
     m.step()
     lines = m.meeting_conversation.splitlines()
-    assert [line.split(": ")[0] for line in lines] == [p.role for p in m.players] * 2
+    assert [line.split(": ")[0] for line in lines] == [p.role for p in m.seats] * 2
     assert m.pledges is None and m.meetings_held == 1
-    for p in m.players:
+    for p in m.seats:
         note = m.meeting_summaries[p.role]
-        assert note.startswith("You said: I plan to put") and len(note) <= m.summary_chars
+        assert note.startswith("You said: I plan to put") and len(note) <= m.p.summary_chars
     seat_stats = m.broker.stats.by_kind()
     assert seat_stats["port_of_mars.speak"]["asked"] == 10
     assert "port_of_mars.meeting" not in seat_stats  # the writer only writes the notes
@@ -296,7 +296,7 @@ def test_no_event_decisions_after_the_port_collapsed():
 
 def test_dirty_cards_round_counts_cards():
     m = PortOfMarsModel(rng=0)
-    p = m.players[0]
+    p = m.player(0)
     p.dirty_cards_round = 2
     assert m.final_metrics()["dirty_cards_round"] == 2
 

@@ -10,6 +10,7 @@ import pytest
 
 from mesa_dilemmas.agents import Decision, Persona
 from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.port_of_mars.meeting import meeting_spec, writer_observation
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.dilemmas.port_of_mars.narrator import PortOfMarsRuleNarrator
@@ -303,13 +304,13 @@ def test_policy_factory_options(monkeypatch):
     )
     assert all(
         isinstance(a.policy, RandomLegalPolicy)
-        for a in PortOfMarsModel(rng=0, policy_factory="random").seats
+        for a in build_model(PortOfMarsModel, {"policy_factory": "random"}, 0).seats
     )
     assert all(
         isinstance(a.policy, ReferenceBotPolicy)
         for a in PortOfMarsModel(rng=0, preset="reference_bot").seats
     )
-    custom = PortOfMarsModel(rng=0, policy_factory="pom_test_factories:bot")
+    custom = build_model(PortOfMarsModel, {"policy_factory": "pom_test_factories:bot"}, 0)
     assert all(isinstance(a.policy, ReferenceBotPolicy) for a in custom.seats)
 
 

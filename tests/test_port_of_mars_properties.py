@@ -9,13 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.port_of_mars.cards import RESOURCES, accomplishment_cards
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 
 
 def check_invariants(m: PortOfMarsModel, phase: str, before: dict[str, Any]) -> None:
     assert 0 <= m.health <= 100, f"port health {m.health} after {phase}"
-    for p in m.players:
+    for p in m.seats:
         assert all(p.resources[r] >= 0 for r in RESOURCES), f"{p.role} negative after {phase}"
         assert p.coins >= 0, f"{p.role} spent more coins than it had in {phase}"
         ids = sorted(c.id for c in [*p.deck.cards, *p.hand, *p.purchased])
@@ -29,10 +30,10 @@ def check_invariants(m: PortOfMarsModel, phase: str, before: dict[str, Any]) -> 
         "event deck not conserved"
     )
     if phase == "trading":
-        totals = {r: sum(p.resources[r] for p in m.players) for r in RESOURCES}
+        totals = {r: sum(p.resources[r] for p in m.seats) for r in RESOURCES}
         assert totals == before["totals"], "a trade created or destroyed resources"
     if phase == "investment":
-        for p, coins in zip(m.players, before["coins"], strict=True):
+        for p, coins in zip(m.seats, before["coins"], strict=True):
             spent = coins - p.coins
             assert 0 <= spent <= coins
             assert p.health_coins_round <= spent
@@ -45,8 +46,8 @@ def instrument(m: PortOfMarsModel) -> None:
 
         def wrapped(original=original, phase=phase) -> None:
             before = {
-                "totals": {r: sum(p.resources[r] for p in m.players) for r in RESOURCES},
-                "coins": [p.coins for p in m.players],
+                "totals": {r: sum(p.resources[r] for p in m.seats) for r in RESOURCES},
+                "coins": [p.coins for p in m.seats],
             }
             original()
             check_invariants(m, phase, before)
@@ -89,12 +90,12 @@ def test_random_legal_play_keeps_every_invariant(params: dict[str, Any], players
     assert m.game_over
     if m.collapsed:
         assert m.winners == [] and m.health == 0
-        assert all(m.final_points(p) == 0 for p in m.players)
+        assert all(m.final_points(p) == 0 for p in m.seats)
         assert m.final_metrics()["survived"] is False
     else:
         assert m.round == params["n_rounds"] and m.health > 0
-        best = max(p.points for p in m.players)
-        assert m.winners == [p.seat for p in m.players if p.points == best]
+        best = max(p.points for p in m.seats)
+        assert m.winners == [p.seat for p in m.seats if p.points == best]
     for offer in m.trades:
         assert offer.status in ("accepted", "rejected", "failed")
         assert any(offer.give.values()) or any(offer.receive.values())
@@ -105,7 +106,8 @@ def test_random_legal_play_keeps_every_invariant(params: dict[str, Any], players
 @given(seed=st.integers(0, 2**31 - 1), players=st.sampled_from(["random", "rule"]))
 def test_same_seed_same_game(seed: int, players: str) -> None:
     def play() -> str:
-        m = PortOfMarsModel(rng=seed, policy_factory=players, meeting=players == "rule")
+        params = {"policy_factory": players, "meeting": players == "rule"}
+        m = build_model(PortOfMarsModel, params, seed)
         while m.running:
             m.step()
         return m.final_metrics()["players_json"] + str(m.health_history)

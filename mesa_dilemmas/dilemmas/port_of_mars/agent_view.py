@@ -25,10 +25,10 @@ from mesa_dilemmas.viz.dashboard.vega import Spec
 
 def port_of_mars_seats(game: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(one row per seat, one row per accepted trade of this round)."""
-    n = len(game.players)
+    n = len(game.seats)
     leader = getattr(game, "leader", None)
     seats = []
-    for p in game.players:
+    for p in game.seats:
         x, y = ring(p.seat, n)
         seats.append(
             {

@@ -129,7 +129,7 @@ def _out_of_commission(model: PortOfMarsModel, card: EventCard) -> None:
 
 
 def _changing_tides(model: PortOfMarsModel, card: EventCard) -> None:
-    model.crew.do("return_hand").do("draw", CHANGING_TIDES_DRAW)
+    model.seats.do("return_hand").do("draw", CHANGING_TIDES_DRAW)
 
 
 def _bonding(model: PortOfMarsModel, card: EventCard) -> None:
@@ -144,15 +144,15 @@ def _bonding(model: PortOfMarsModel, card: EventCard) -> None:
             question="Choose one resource to receive 1 unit of.",
             options=list(RESOURCES),
         )
-        for p in model.players
+        for p in model.seats
     ]
-    for p, choice in zip(model.players, model.ask_all(decisions), strict=True):
+    for p, choice in zip(model.seats, model.ask_all(decisions), strict=True):
         p.resources[choice] += 1
 
 
 def _breakdown_of_trust(model: PortOfMarsModel, card: EventCard) -> None:
     decisions, who = [], []
-    for p in model.players:
+    for p in model.seats:
         held = sum(p.resources.values())
         if held <= BREAKDOWN_KEEP:
             continue  # keeps everything; nothing to decide
@@ -190,7 +190,7 @@ def _breakdown_of_trust(model: PortOfMarsModel, card: EventCard) -> None:
 
 def _efforts_wasted(model: PortOfMarsModel, card: EventCard) -> None:
     decisions, who = [], []
-    for p in model.players:
+    for p in model.seats:
         if not p.purchased:
             continue
         names = tuple(dict.fromkeys(c.name for c in p.purchased))
@@ -230,9 +230,9 @@ def _personal_gain(model: PortOfMarsModel, card: EventCard) -> None:
             ),
             options=["yes", "no"],
         )
-        for p in model.players
+        for p in model.seats
     ]
-    for p, ans in zip(model.players, model.ask_all(decisions), strict=True):
+    for p, ans in zip(model.seats, model.ask_all(decisions), strict=True):
         if ans == "yes":
             model.effects.personal_gain_yes.append(p.seat)
             p.personal_gain_yes += 1
@@ -251,7 +251,7 @@ def _vote_for_player(model: PortOfMarsModel, card: EventCard, question: str, sta
             options=list(roles),
             stage=stage,
         )
-        for p in model.players
+        for p in model.seats
     ]
     winner = plurality_vote(model.ask_all(decisions), model.rng)
     return model.roles.index(winner)
@@ -285,7 +285,7 @@ def _hero_or_pariah(model: PortOfMarsModel, card: EventCard) -> None:
             options=["Hero", "Pariah"],
             stage="hero_or_pariah",
         )
-        for p in model.players
+        for p in model.seats
     ]
     hero_votes = sum(v == "Hero" for v in model.ask_all(decisions))
     outcome = "Hero" if hero_votes >= 3 else "Pariah"
@@ -295,7 +295,7 @@ def _hero_or_pariah(model: PortOfMarsModel, card: EventCard) -> None:
         else "loses all of their resources."
     )
     seat = _vote_for_player(model, card, question, stage=outcome.lower())
-    target = model.players[seat]
+    target = model.player(seat)
     if outcome == "Hero":
         target.resources[model.role_spec(seat).specialty] += HERO_GAIN
     else:
@@ -355,13 +355,13 @@ def resolve_deferred(model: PortOfMarsModel) -> None:
     Compulsive Philanthropy (the online game's FIRST / MIDDLE / LAST order)."""
     eff = model.effects
     for seat in eff.personal_gain_yes:
-        model.players[seat].coins += PERSONAL_GAIN_COINS
+        model.player(seat).coins += PERSONAL_GAIN_COINS
         model.change_health(PERSONAL_GAIN_HEALTH)
     for role in eff.out_of_commission:
         if role in model.roles:
-            model.players[model.roles.index(role)].coins = OUT_OF_COMMISSION_COINS
+            model.player(model.roles.index(role)).coins = OUT_OF_COMMISSION_COINS
     for _ in range(eff.lost_time):
-        for p in model.players:
+        for p in model.seats:
             p.coins = max(0, p.coins - LOST_TIME_COINS)
     for seat in model.pending_forced:
         eff.forced_full_health.add(seat)

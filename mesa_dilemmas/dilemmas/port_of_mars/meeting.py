@@ -80,10 +80,10 @@ def meeting_spec(model: PortOfMarsModel) -> StructSpec:
     """The conversation (bounded); for the rule writer (``meeting_market``) also optional
     per-role pledges (at most the role's coins), offers and needs.  Every string is bounded so
     a local grammar stays small."""
-    fields: dict[str, Any] = {"conversation": TextSpec(max_chars=model.meeting_chars)}
+    fields: dict[str, Any] = {"conversation": TextSpec(max_chars=model.p.meeting_chars)}
     if model.meeting_market:
         roles = frozenset(model.roles)
-        coins = {p.role: max(0, p.coins) for p in model.players}
+        coins = {p.role: max(0, p.coins) for p in model.seats}
         fields["pledges"] = StructSpec(
             {r: NumberSpec(0, coins[r], integer=True) for r in model.roles}, optional=roles
         )
@@ -96,7 +96,7 @@ def meeting_spec(model: PortOfMarsModel) -> StructSpec:
 
 
 def summaries_spec(model: PortOfMarsModel) -> StructSpec:
-    return StructSpec({r: TextSpec(max_chars=model.summary_chars) for r in model.roles})
+    return StructSpec({r: TextSpec(max_chars=model.p.summary_chars) for r in model.roles})
 
 
 def writer_observation(model: PortOfMarsModel) -> dict[str, Any]:
@@ -105,7 +105,7 @@ def writer_observation(model: PortOfMarsModel) -> dict[str, Any]:
     for key in PRIVATE_KEYS:
         obs.pop(key, None)
     obs["leadership"] = {
-        "variant": model.leadership,
+        "variant": model.p.leadership,
         "leader": None if model.leader is None else model.roles[model.leader],
     }
     obs["players"] = [
@@ -124,11 +124,11 @@ def writer_observation(model: PortOfMarsModel) -> dict[str, Any]:
                 p.health_coins_by_round[-1] if p.health_coins_by_round else None
             ),
         }
-        for p in model.players
+        for p in model.seats
     ]
-    personas = {p.role: short_persona(p.persona) for p in model.players}
+    personas = {p.role: short_persona(p.persona) for p in model.seats}
     obs["meeting_brief"] = meeting_brief(obs, personas)
-    obs["meeting_chars"] = model.meeting_chars
+    obs["meeting_chars"] = model.p.meeting_chars
     return obs
 
 
@@ -148,8 +148,8 @@ def turn_meeting(model: PortOfMarsModel) -> str:
     (at most ``UTTERANCE_CHARS`` characters), each seeing the transcript so far.  A player whose
     answer falls back says nothing."""
     lines: list[str] = []
-    for turn in range(model.meeting_turns):
-        for p in model.players:
+    for turn in range(model.p.meeting_turns):
+        for p in model.seats:
             said = model.ask(
                 model.decision(
                     p.seat,
@@ -168,7 +168,7 @@ def turn_meeting(model: PortOfMarsModel) -> str:
 
 def run_meeting(model: PortOfMarsModel) -> None:
     """The round's meeting (written, or turn by turn) and its notes; sets the meeting state."""
-    if model.meeting_turns:
+    if model.p.meeting_turns:
         conversation = turn_meeting(model)
         model.meeting_held = bool(conversation)
         model.meeting_conversation = conversation or None
@@ -218,7 +218,7 @@ def write_notes(model: PortOfMarsModel, conversation: str) -> None:
                 "roles": list(model.roles),
                 "roles_text": ", ".join(model.roles),
                 "pledges": dict(model.pledges or {}),
-                "summary_chars": model.summary_chars,
+                "summary_chars": model.p.summary_chars,
             },
             agent=None,
             step=model.round,

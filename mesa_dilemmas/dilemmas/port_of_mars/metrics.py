@@ -66,11 +66,11 @@ class Metrics:
 
     def _model_reporters(self) -> dict[str, Any]:
         def total(attr: str):
-            return lambda m: sum(m.crew.get(attr))
+            return lambda m: sum(m.seats.get(attr))
 
         def pct_dirty(m: PortOfMarsModel) -> float:
-            opps = sum(m.crew.get("dirty_opportunities"))
-            return 100.0 * sum(m.crew.get("dirty_taken")) / opps if opps else float("nan")
+            opps = sum(m.seats.get("dirty_opportunities"))
+            return 100.0 * sum(m.seats.get("dirty_taken")) / opps if opps else float("nan")
 
         reporters: dict[str, Any] = {
             "round": lambda m: m.round,
@@ -92,21 +92,21 @@ class Metrics:
             "collapsed": lambda m: m.collapsed,
             "collapse_round": lambda m: float(m.collapse_round) if m.collapsed else float("nan"),
             "n_rounds": lambda m: m.n_rounds_total,
-            "points_mean": lambda m: float(np.mean(m.crew.get("points"))),
-            "final_points_mean": lambda m: float(np.mean(m.crew.map(m.final_points))),
-            "gini_points": lambda m: gini(m.crew.get("points")),
+            "points_mean": lambda m: float(np.mean(m.seats.get("points"))),
+            "final_points_mean": lambda m: float(np.mean(m.seats.map(m.final_points))),
+            "gini_points": lambda m: gini(m.seats.get("points")),
             "winners": lambda m: "|".join(m.roles[s] for s in m.winners),
             "n_winners": lambda m: len(m.winners),
-            "winner_labels": lambda m: "|".join(m.players[s].label for s in m.winners),
+            "winner_labels": lambda m: "|".join(m.player(s).label for s in m.winners),
             "trades_proposed": lambda m: len(m.trades),
             "trades_accepted": lambda m: sum(o.status == "accepted" for o in m.trades),
             "trades_round": lambda m: len(m.round_offers),
             "leader_role": lambda m: "" if m.leader is None else m.roles[m.leader],
-            "leader_label": lambda m: "" if m.leader is None else m.players[m.leader].label,
+            "leader_label": lambda m: "" if m.leader is None else m.player(m.leader).label,
             "meetings_held": lambda m: m.meetings_held,
             "meeting_fallbacks": lambda m: m.meeting_fallbacks,
             "events_json": lambda m: json.dumps(dict(sorted(m.event_counts.items()))),
-            "players_json": lambda m: json.dumps(m.crew.map(m.player_record)),
+            "players_json": lambda m: json.dumps(m.seats.map(m.player_record)),
         }
         for kind in TRADE_KINDS:
             reporters[f"trades_proposed_{kind}"] = lambda m, k=kind: sum(
@@ -116,20 +116,18 @@ class Metrics:
                 o.kind == k and o.status == "accepted" for o in m.trades
             )
         for role in ROLES:
-            reporters[f"points_{role}"] = lambda m, r=role: m.players[m.roles.index(r)].points
+            reporters[f"points_{role}"] = lambda m, r=role: m.player(m.roles.index(r)).points
             reporters[f"health_coins_{role}"] = lambda m, r=role: (
-                m.players[m.roles.index(r)].health_coins_round
+                m.player(m.roles.index(r)).health_coins_round
             )
         for seat in range(self.N_PLAYERS):
-            reporters[f"seat{seat}_label"] = lambda m, s=seat: m.players[s].label
-            reporters[f"seat{seat}_role"] = lambda m, s=seat: m.players[s].role
-            reporters[f"seat{seat}_points"] = lambda m, s=seat: m.players[s].points
-            reporters[f"seat{seat}_health_coins"] = lambda m, s=seat: (
-                m.players[s].health_coins_total
-            )
-            reporters[f"seat{seat}_dirty_taken"] = lambda m, s=seat: m.players[s].dirty_taken
+            reporters[f"seat{seat}_label"] = lambda m, s=seat: m.player(s).label
+            reporters[f"seat{seat}_role"] = lambda m, s=seat: m.player(s).role
+            reporters[f"seat{seat}_points"] = lambda m, s=seat: m.player(s).points
+            reporters[f"seat{seat}_health_coins"] = lambda m, s=seat: m.player(s).health_coins_total
+            reporters[f"seat{seat}_dirty_taken"] = lambda m, s=seat: m.player(s).dirty_taken
             reporters[f"seat{seat}_dirty_opportunities"] = lambda m, s=seat: (
-                m.players[s].dirty_opportunities
+                m.player(s).dirty_opportunities
             )
             reporters[f"seat{seat}_winner"] = lambda m, s=seat: s in m.winners
         if self.may_fall_back():  # language-model players: the column analyses filter on

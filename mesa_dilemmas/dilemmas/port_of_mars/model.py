@@ -71,18 +71,22 @@ Leadership (paper Sec. 4.4) only changes what each player is told (see
 :meth:`PortOfMarsModel.leadership_info` and ``prompts/parts/leadership.toml``),
 never the rules.
 
-Players: ``preset`` picks the personas (SVO angles, cultural groups, trait sets or
-the online game's bot); ``players`` (a scenario's ``[population]``) says who plays each seat
-and who writes the meeting; the shorthands ``policy_factory`` (``"rule"``,
-``"reference_bot"``, ``"random"`` or ``"module:callable"``), ``llm_players = N`` (the first N
-seats on the model ``llm``) and ``meeting_writer = "llm"`` expand into a population.
-``set_policies`` replaces the policies after construction (scripted play).
+Parameters: one typed object, :class:`~.parameters.PortOfMarsParameters`, read as
+``model.p`` (``model.p.n_rounds``); the CLI, TOML scenarios, grids and the dashboard read the
+same fields.  Players: ``preset`` picks the personas (SVO angles, cultural groups, trait sets
+or the online game's bot); ``players`` (a :class:`Population`, a scenario's ``[population]``)
+says who plays each seat and who writes the meeting (without a ``roles.meeting``: the rule
+writer).  The scenario shorthands (:class:`~.parameters.PortOfMarsShorthands`)
+``policy_factory`` (``"rule"``, ``"reference_bot"``, ``"random"`` or ``"module:callable"``),
+``llm_players = N`` (the first N seats on the model ``llm``) and ``meeting_writer = "llm"``
+expand into that population (:meth:`PortOfMarsModel.population_from_params`, called by
+:func:`~mesa_dilemmas.dilemmas.base.build_model`) before the model is built: the model never
+receives them.  ``set_policies`` replaces the policies after construction (scripted play).
 
 Each seat is one Mesa agent, a :class:`Player`: persona and policy plus the seat's whole game
 state (role, hand, resources, coins, points, goal, plan, statistics), which the agent reporters
-read.  ``model.players`` (also ``model.seats``) lists them in seat order; ``model.crew`` is the
-same agents as Mesa's AgentSet (``agents_by_type[Player]``, seat order) for ``do``/``get``/
-``select`` over all seats.
+read.  ``model.seats`` is them as Mesa's AgentSet in seat order (``do``/``get``/``select`` over
+all seats, iteration in seat order); ``model.player(seat)`` is one of them.
 
 What a player reads: the observation (:meth:`PortOfMarsModel.observe`) plus two texts the
 game renders into it for LLM players (:mod:`.text`); the templates per decision
@@ -93,11 +97,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from mesa import DataCollector
 from mesa.agentset import AgentSet
-from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import (
@@ -131,6 +134,10 @@ from mesa_dilemmas.dilemmas.port_of_mars.events import (
 from mesa_dilemmas.dilemmas.port_of_mars.meeting import run_meeting
 from mesa_dilemmas.dilemmas.port_of_mars.metrics import Metrics
 from mesa_dilemmas.dilemmas.port_of_mars.observe import Observations
+from mesa_dilemmas.dilemmas.port_of_mars.parameters import (
+    PortOfMarsParameters,
+    PortOfMarsShorthands,
+)
 from mesa_dilemmas.dilemmas.port_of_mars.prompts import PROMPTS_DIR
 from mesa_dilemmas.dilemmas.port_of_mars.specs import (
     budget_spec,
@@ -145,17 +152,6 @@ from mesa_dilemmas.dilemmas.port_of_mars.trade import (
     offer_spec,
     shown_offer_spec,
 )
-
-Preset = Literal["svo", "cultural", "traits", "reference_bot"]
-CulturalGroup = Literal[
-    "hierarchical-individualist",
-    "hierarchical-communitarian",
-    "egalitarian-individualist",
-    "egalitarian-communitarian",
-    "random",
-]
-Trait = Literal["cooperative", "selfish", "random"]
-Leadership = Literal["none", "vanilla", "announce", "unaware"]
 
 
 class Player(DilemmaAgent):
@@ -396,182 +392,21 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         "meeting_fallbacks",
     )
 
-    def __init__(
-        self,
-        *,
-        n_rounds: Annotated[
-            int, Field(ge=1, le=30, description="rounds a game lasts (when random_rounds is off)")
-        ] = 9,
-        random_rounds: Annotated[
-            bool,
-            Field(
-                description="draw the game's length uniformly from min_rounds..max_rounds, unknown to the players"
-            ),
-        ] = False,
-        min_rounds: Annotated[
-            int, Field(ge=1, le=30, description="shortest game when random_rounds is on")
-        ] = 8,
-        max_rounds: Annotated[
-            int, Field(ge=1, le=30, description="longest game when random_rounds is on")
-        ] = 12,
-        preset: Annotated[
-            Preset,
-            Field(
-                description="how personas are chosen: SVO angles, cultural groups, trait sets or the online game's bot"
-            ),
-        ] = "svo",
-        svo_angles: Annotated[
-            Sequence[float],
-            Field(
-                min_length=5,
-                max_length=5,
-                description="with preset = svo: each seat's social value orientation angle, in degrees",
-            ),
-        ] = (
-            -15.0,
-            0.0,
-            15.0,
-            30.0,
-            60.0,
-        ),
-        cultural_groups: Annotated[
-            Sequence[CulturalGroup],
-            Field(
-                min_length=5,
-                max_length=5,
-                description="with preset = cultural: each seat's cultural group (or random)",
-            ),
-        ] = (
-            "hierarchical-individualist",
-            "hierarchical-communitarian",
-            "egalitarian-individualist",
-            "egalitarian-communitarian",
-            "random",
-        ),
-        traits: Annotated[
-            Sequence[Trait],
-            Field(
-                min_length=5,
-                max_length=5,
-                description="with preset = traits: each seat's trait set (or random)",
-            ),
-        ] = (
-            "cooperative",
-            "selfish",
-            "cooperative",
-            "selfish",
-            "random",
-        ),
-        roles: Annotated[
-            Sequence[str],
-            Field(
-                max_length=5, description="the seats' roles in order (empty: the game's five roles)"
-            ),
-        ] = (),
-        meeting: Annotated[
-            bool,
-            Field(
-                description="hold the meeting before players invest (off: the no-communication condition)"
-            ),
-        ] = True,
-        meeting_writer: Annotated[
-            Literal["rule", "llm"],
-            Field(description="who writes the meeting: the rule narrator or a language model"),
-        ] = "rule",
-        meeting_chars: Annotated[
-            int, Field(ge=200, le=1000, description="longest meeting text, in characters")
-        ] = 900,
-        summary_chars: Annotated[
-            int,
-            Field(
-                ge=40,
-                le=400,
-                description="longest meeting summary a player is shown, in characters",
-            ),
-        ] = 240,
-        meeting_turns: Annotated[
-            int,
-            Field(ge=0, le=3, description="extra rounds of discussion in an LLM-written meeting"),
-        ] = 0,
-        leadership: Annotated[
-            Leadership,
-            Field(
-                description="leadership variant: none, vanilla (only the leader knows), announce (everyone knows) or unaware (only the others know)"
-            ),
-        ] = "none",
-        leader_seat: Annotated[
-            int, Field(ge=-1, le=4, description="the leader's seat (-1: drawn at random)")
-        ] = -1,
-        events_in_first_round: Annotated[
-            bool,
-            Field(description="draw events already in round 1 (the online game starts without)"),
-        ] = False,
-        settle_final_round: Annotated[
-            bool, Field(description="apply the last round's events and health loss before scoring")
-        ] = True,
-        life_as_usual_copies: Annotated[
-            int,
-            Field(
-                ge=0, le=60, description="copies of the calm 'life as usual' card in the event deck"
-            ),
-        ] = 12,
-        role_table: Annotated[
-            Literal["online", "paper"],
-            Field(description="resource prices per role: the online game's or the paper's table"),
-        ] = "online",
-        max_offers: Annotated[
-            int, Field(ge=0, le=5, description="trade offers each player may make per trade round")
-        ] = 1,
-        trade_rounds: Annotated[
-            int, Field(ge=0, le=5, description="trade rounds per game round")
-        ] = 1,
-        players: Annotated[
-            Population | None,
-            Field(
-                description="who plays: a [population] table of rule, LLM and strategy groups, and who writes the meeting"
-            ),
-        ] = None,
-        policy_factory: Annotated[
-            str,
-            Field(
-                description="shorthand for the rule seats: rule, reference_bot, random or module:callable"
-            ),
-        ] = "rule",
-        llm_players: Annotated[
-            int,
-            Field(
-                ge=0,
-                le=5,
-                description="shorthand: the first N seats are LLM players (model from llm)",
-            ),
-        ] = 0,
-        llm: Annotated[
-            str,
-            Field(
-                description="the model LLM players use, e.g. local or anthropic:claude-haiku-4-5"
-            ),
-        ] = "local",
-        rng: Any = None,
-        narrator: Policy | None = None,
-    ) -> None:
+    Parameters = PortOfMarsParameters
+    Shorthands = PortOfMarsShorthands
+
+    def __init__(self, *, rng: Any = None, narrator: Policy | None = None, **params: Any) -> None:
         from mesa_dilemmas.dilemmas.port_of_mars import personas as persona_rules
         from mesa_dilemmas.dilemmas.port_of_mars.narrator import MEETING_WRITERS
         from mesa_dilemmas.dilemmas.port_of_mars.players import RULE_PLAYERS
 
-        super().__init__(rng=rng, narrator=narrator)
-        self.population = self.population_from_params(
-            {
-                "players": players,
-                "policy_factory": policy_factory,
-                "llm_players": llm_players,
-                "llm": llm,
-                "meeting": meeting,
-                "meeting_writer": meeting_writer,
-            }
-        )
-        self.meeting_chars = meeting_chars
-        self.summary_chars = summary_chars
-        self.meeting_turns = meeting_turns
+        super().__init__(rng=rng, narrator=narrator, **params)
+        p = self.p
+        if p.min_rounds > p.max_rounds:
+            raise ValueError(f"min_rounds ({p.min_rounds}) > max_rounds ({p.max_rounds})")
+        #: who plays: the population given (``players``; none: the rule players), with the
+        #: rule meeting writer when it names no ``roles.meeting`` and the meeting sits
+        self.population = self.population_from_params({"players": p.players, "meeting": p.meeting})
         #: render the player texts for rule seats too (tests, inspection); LLM seats always get them
         self.texts_for_all = False
         self.meetings_held = 0
@@ -579,46 +414,32 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         writer = self.population.roles.get("meeting")
         #: the writer states offers and needs as data only when it is a rule writer
         self.meeting_market = writer is None or writer.kind == "rule"
-        if meeting and self.broker.narrator is None:
+        if p.meeting and self.broker.narrator is None:
             self.broker.narrator = self.population.build(
-                self.population.roles.get("meeting"),
-                model=self,
-                seat=None,
-                persona=Persona(),
-                rules=MEETING_WRITERS,
+                writer, model=self, seat=None, persona=Persona(), rules=MEETING_WRITERS
             )
             self.broker.narrator.bind(None)
-        if min_rounds > max_rounds:
-            raise ValueError(f"min_rounds ({min_rounds}) > max_rounds ({max_rounds})")
-        self.random_rounds = random_rounds
+        #: the game's length: ``n_rounds``, or drawn from min_rounds..max_rounds (players never know)
         self.n_rounds_total = (
-            int(self.rng.integers(min_rounds, max_rounds + 1)) if random_rounds else n_rounds
+            int(self.rng.integers(p.min_rounds, p.max_rounds + 1))
+            if p.random_rounds
+            else p.n_rounds
         )
-        self.preset = preset
-        self.meeting = meeting
-        self.leadership = leadership
-        self.events_in_first_round = events_in_first_round
-        self.settle_final_round = settle_final_round
-        self.max_offers = max_offers
-        self.trade_rounds = trade_rounds
-        self.role_table = role_table
-        self.specs: dict[str, RoleSpec] = role_specs(role_table)
-
+        self.specs: dict[str, RoleSpec] = role_specs(p.role_table)
         personas = persona_rules.preset_personas(
-            preset,
-            svo_angles=list(svo_angles),
-            cultural_groups=list(cultural_groups),
-            traits=list(traits),
+            p.preset,
+            svo_angles=list(p.svo_angles),
+            cultural_groups=list(p.cultural_groups),
+            traits=list(p.traits),
             rng=self.rng,
         )
-        if roles:
-            if sorted(roles) != sorted(ROLES):
-                raise ValueError(f"roles must be a permutation of {list(ROLES)}, got {list(roles)}")
-            self.roles = list(roles)
-        else:
-            self.roles = [ROLES[i] for i in self.rng.permutation(len(ROLES))]
-
-        self.event_deck = EventDeck(self.rng, {"lifeAsUsual": life_as_usual_copies})
+        if p.roles and sorted(p.roles) != sorted(ROLES):
+            raise ValueError(f"roles must be a permutation of {list(ROLES)}, got {list(p.roles)}")
+        #: each seat's role, in seat order (``roles``, or a random permutation)
+        self.roles: list[str] = (
+            list(p.roles) if p.roles else [ROLES[i] for i in self.rng.permutation(len(ROLES))]
+        )
+        self.event_deck = EventDeck(self.rng, {"lifeAsUsual": p.life_as_usual_copies})
         self.health = self.START_HEALTH
         self.health_after_wear = self.START_HEALTH
 
@@ -636,19 +457,18 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                 hand_size=self.HAND_SIZE,
             )
 
-        #: the players (Mesa agents holding their game state) in seat order: ``players[seat]``
-        self.players: list[Player] = self.seat_players(  # type: ignore[assignment]
+        self._by_seat: list[Player] = self.seat_players(  # type: ignore[assignment]
             self.N_PLAYERS, rules=RULE_PLAYERS, persona_of=persona_of, agent_of=seated
         )
-        #: the same agents (the name the shared dashboard and older readers use)
-        self.seats: list[Player] = self.players
-
-        if leadership != "none":
-            self.leader: int | None = (
-                leader_seat if leader_seat >= 0 else int(self.rng.integers(self.N_PLAYERS))
-            )
+        #: the players (Mesa agents holding their game state) as an AgentSet in seat order
+        #: (``do`` / ``get`` / ``select`` over every seat); one seat: :meth:`player`
+        self.seats: AgentSet[Player] = AgentSet(self._by_seat, random=self.random)
+        if p.leadership == "none":
+            self.leader: int | None = None
         else:
-            self.leader = None
+            self.leader = (
+                p.leader_seat if p.leader_seat >= 0 else int(self.rng.integers(self.N_PLAYERS))
+            )
 
         # round state
         self.effects = RoundEffects()
@@ -748,10 +568,9 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     def change_health(self, delta: int) -> None:
         self.health = int(min(self.MAX_HEALTH, max(0, self.health + delta)))
 
-    @property
-    def crew(self) -> AgentSet[Player]:
-        """The players as Mesa's AgentSet, in seat order (the order they were created in)."""
-        return self.agents_by_type[Player]
+    def player(self, seat: int) -> Player:
+        """The player at ``seat`` (``seats`` is an AgentSet: no indexing)."""
+        return self._by_seat[seat]
 
     def draw_cards(self, p: Player, n: int) -> None:
         p.draw(n)
@@ -793,7 +612,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.pledges = None
         self.market = None
         self.round_offers = []
-        self.crew.do(
+        self.seats.do(
             "start_round", self.COINS_PER_ROUND, self.HAND_SIZE if self.round > 1 else None
         )
         self.change_health(-self.WEAR)
@@ -803,7 +622,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
 
     def phase_events(self) -> None:
         """Sandstorm repeats, then 1-3 new events (plus Murphy's Law extras), then deferred effects."""
-        if self.round == 1 and not self.events_in_first_round:
+        if self.round == 1 and not self.p.events_in_first_round:
             return
         self.n_events = self.events_count(self.health)
         self.ongoing_shown = apply_ongoing(self)
@@ -819,21 +638,21 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             self.extra_draws = 0
         if self.health > 0:
             resolve_deferred(self)
-        self.crew.do("forget_lost_goal")
+        self.seats.do("forget_lost_goal")
         if self.health <= 0:
             self._collapse()
 
     def phase_meeting(self) -> None:
         """The round's planning meeting (:mod:`.meeting`), unless off or silenced."""
         self.meeting_health = self.health
-        if not self.meeting or self.effects.chat_closed or self.broker.narrator is None:
+        if not self.p.meeting or self.effects.chat_closed or self.broker.narrator is None:
             return
         run_meeting(self)
 
     def phase_planning(self) -> None:
         """Health plans, then accomplishment goals (each phase's decisions asked at once)."""
         decisions, who = [], []
-        for p in self.players:
+        for p in self.seats:
             if p.seat in self.effects.forced_full_health or p.coins <= 0:
                 p.health_plan = p.coins if p.seat in self.effects.forced_full_health else 0
                 continue
@@ -851,7 +670,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             p.health_plan = int(plan)
 
         decisions, who = [], []
-        for p in self.players:
+        for p in self.seats:
             if not p.hand:
                 p.goal = None
                 continue
@@ -894,7 +713,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         """Coins to port health (credited at round end) and to resources (credited now)."""
         decisions, who, all_costs = [], [], []
         hc = self.health_cost()
-        for p in self.players:
+        for p in self.seats:
             if p.coins <= 0:
                 continue
             if p.seat in self.effects.forced_full_health:
@@ -918,14 +737,14 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
 
     def phase_trading(self) -> None:
         """Offers from everyone at once, then each recipient answers in turn (random order)."""
-        if self.effects.trade_closed or self.max_offers == 0:
+        if self.effects.trade_closed or self.p.max_offers == 0:
             return
-        shown_offers = ListSpec(shown_offer_spec(self.roles), max_items=self.max_offers)
-        for _ in range(self.trade_rounds):
+        shown_offers = ListSpec(shown_offer_spec(self.roles), max_items=self.p.max_offers)
+        for _ in range(self.p.trade_rounds):
             decisions = []
-            for p in self.players:
+            for p in self.seats:
                 partners = [r for r in self.roles if r != p.role]
-                spec = ListSpec(offer_spec(partners, p.resources), max_items=self.max_offers)
+                spec = ListSpec(offer_spec(partners, p.resources), max_items=self.p.max_offers)
                 decisions.append(
                     self.decision(
                         p.seat,
@@ -938,7 +757,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                     )
                 )
             offers: list[TradeOffer] = []
-            for p, answer in zip(self.players, self.ask_all(decisions), strict=True):
+            for p, answer in zip(self.seats, self.ask_all(decisions), strict=True):
                 for item in answer:
                     offer = TradeOffer(
                         sender=p.seat,
@@ -949,10 +768,10 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
                     )
                     p.trades_proposed[offer.kind] += 1
                     offers.append(offer)
-            inventories = [p.resources for p in self.players]
+            inventories = [p.resources for p in self.seats]
             for i in self.rng.permutation(len(offers)):
                 offer = offers[int(i)]
-                sender, recipient = self.players[offer.sender], self.players[offer.recipient]
+                sender, recipient = self.player(offer.sender), self.player(offer.recipient)
                 if not all(sender.resources[r] >= n for r, n in offer.give.items()):
                     offer.status = "failed"
                 else:
@@ -984,7 +803,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     def phase_purchase(self) -> None:
         """Each player buys any affordable accomplishments in hand (dirty ones cost port health)."""
         decisions, who = [], []
-        for p in self.players:
+        for p in self.seats:
             affordable = tuple(dict.fromkeys(c.name for c in p.hand if c.affordable(p.resources)))
             if not affordable:
                 continue
@@ -1005,7 +824,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
 
     def phase_discard(self) -> None:
         """Players may return unpurchased accomplishments to the bottom of their deck."""
-        who = self.crew.select(lambda p: bool(p.hand))
+        who = self.seats.select(lambda p: bool(p.hand))
         decisions = []
         for p in who:
             names = tuple(dict.fromkeys(c.name for c in p.hand))
@@ -1024,16 +843,16 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     def phase_end_round(self) -> None:
         """Credit port-health investments, charge dirty accomplishments, check the end."""
         last = self.round >= self.n_rounds_total
-        crew = self.crew
-        invested = sum(crew.get("health_units_round"))
-        dirty = sum(crew.get("dirty_cost_round"))
-        if not last or self.settle_final_round:
+        seats = self.seats
+        invested = sum(seats.get("health_units_round"))
+        dirty = sum(seats.get("dirty_cost_round"))
+        if not last or self.p.settle_final_round:
             self.change_health(invested - dirty)
-        crew.do("close_round")
+        seats.do("close_round")
         self.health_history.append(self.health)
         self.last_round = {
             "round": self.round,
-            "port_health_coins_total": sum(crew.get("health_coins_round")),
+            "port_health_coins_total": sum(seats.get("health_coins_round")),
             "port_health_lost_to_accomplishments": dirty,
             "port_health_at_end": self.health,
             "events": [e["name"] for e in self.round_events_public()],
@@ -1046,13 +865,13 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
             self.game_over = True
             self.survived = True
             self.running = False
-            best = max(crew.get("points"))
-            self.winners = crew.select(lambda p: p.points == best).get("seat")
+            best = max(seats.get("points"))
+            self.winners = seats.select(lambda p: p.points == best).get("seat")
 
     def end_of_round(self) -> None:
         if self.collapsed:
             # the rounds a collapsed game never played still count as 0 coins to port health
-            self.crew.select(lambda p: len(p.health_coins_by_round) < self.round).do("close_round")
+            self.seats.select(lambda p: len(p.health_coins_by_round) < self.round).do("close_round")
             if len(self.health_history) < self.round:
                 self.health_history.append(self.health)
         super().end_of_round()

@@ -32,9 +32,9 @@ class Observations:
             return {"leader": None, "you_are_leader": False}
         leader_role = self.roles[self.leader]
         is_leader = seat == self.leader
-        if self.leadership == "vanilla":
+        if self.p.leadership == "vanilla":
             return {"leader": leader_role if is_leader else None, "you_are_leader": is_leader}
-        if self.leadership == "announce":
+        if self.p.leadership == "announce":
             return {"leader": leader_role, "you_are_leader": is_leader}
         # unaware: everyone but the leader knows
         return {"leader": None if is_leader else leader_role, "you_are_leader": False}
@@ -66,7 +66,7 @@ class Observations:
                 "port_health_coins_this_round": p.health_coins_round,
                 "resources_bought_this_round": dict(p.bought_round),
             }
-            for p in self.players
+            for p in self.seats
         }
 
     def spare(self, p: Player) -> dict[str, int]:
@@ -81,7 +81,7 @@ class Observations:
 
     def observe(self, seat: int, **extra: Any) -> dict[str, Any]:
         """Everything ``seat`` may see now, as plain data in the paper's player-facing terms."""
-        p = self.players[seat]
+        p = self.player(seat)
         spec = self.role_spec(seat)
         costs = self.coin_costs(seat)
         obs: dict[str, Any] = {
@@ -104,7 +104,7 @@ class Observations:
             "event_outcomes": list(self.effects.log),
             "markets_open": not self.effects.trade_closed,
             "points": p.points,
-            "points_by_role": {q.role: q.points for q in self.players},
+            "points_by_role": {q.role: q.points for q in self.seats},
             "resources": dict(p.resources),
             "accomplishments": [c.public() for c in p.hand],
             "completed": [c.name for c in p.purchased],
@@ -139,14 +139,14 @@ class Observations:
             "health_per_coin": 1,
             "two_events_below": self.TWO_EVENTS_BELOW,
             "three_events_below": self.THREE_EVENTS_BELOW,
-            "leadership": self.leadership,
+            "leadership": self.p.leadership,
         }
 
     def player_texts(self, seat: int, obs: dict[str, Any]) -> dict[str, Any]:
         """The texts an LLM player's templates read (:mod:`.text`)."""
         hc = obs["port_health_coin_cost"]
         rules = self.rules_numbers()
-        persona = self.players[seat].persona
+        persona = self.player(seat).persona
         return {
             "rules": text.rules_text(rules),
             "identity": text.identity(obs, persona, rules),
@@ -172,13 +172,13 @@ class Observations:
         """Seat ``seat``'s decision of ``kind``: validated by ``spec``; its prompt shows
         ``shown`` (one spec for every seat of the phase, :mod:`.specs`) when given."""
         obs = self.observe(seat, **extra)
-        if self.texts_for_all or getattr(self.players[seat].policy, "reads_text", False):
+        if self.texts_for_all or getattr(self.player(seat).policy, "reads_text", False):
             obs.update(self.player_texts(seat, obs))
         return Decision(
             kind=kind,
             spec=spec,
             observation=obs,
-            agent=self.players[seat],
+            agent=self.player(seat),
             step=self.round,
             fallback=fallback,
             meta=meta or {},

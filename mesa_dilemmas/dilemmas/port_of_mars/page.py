@@ -7,6 +7,8 @@ from typing import Any
 
 import solara
 
+from mesa_dilemmas.agents.population import Population
+from mesa_dilemmas.dilemmas.base import shorthand_names
 from mesa_dilemmas.dilemmas.port_of_mars.agent_view import PortOfMarsSeats
 from mesa_dilemmas.dilemmas.port_of_mars.cards import ROLES
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
@@ -92,8 +94,20 @@ def llm_agents(params: dict[str, Any]) -> int:
     return int(params.get("llm_players", 0)) + int(bool(writer))
 
 
+def population(params: dict[str, Any], llm: str | None) -> Population:
+    """Who plays the page's game: its rule players (``policy_factory``), the first
+    ``llm_players`` seats on ``llm`` and the meeting writer (``meeting_writer``), as a
+    ``Population`` (what a scenario's shorthands expand into)."""
+    chosen = {k: params[k] for k in (*shorthand_names(PortOfMarsModel), "meeting") if k in params}
+    if llm:
+        chosen["llm"] = llm
+    return PortOfMarsModel.population_from_params(chosen)
+
+
 def build(params: dict[str, Any], seed: int, llm: str | None) -> PortOfMarsModel:
-    return PortOfMarsModel(**params, **({"llm": llm} if llm else {}), rng=seed)
+    """The page's game: its parameters, and who plays as a ``Population`` (``players``)."""
+    game = {k: v for k, v in params.items() if k not in shorthand_names(PortOfMarsModel)}
+    return PortOfMarsModel(**game, players=population(params, llm), rng=seed)
 
 
 def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
@@ -116,7 +130,7 @@ def snapshot(model: PortOfMarsModel) -> PortOfMarsView:
             offers={k: p.trades_proposed[k] for k in TRADE_KINDS},
             accepted={k: p.trades_accepted[k] for k in TRADE_KINDS},
         )
-        for p in model.players
+        for p in model.seats
     ]
     narrator = model.broker.narrator
     meeting_by = "no narrator" if narrator is None else str(getattr(narrator, "name", "narrator"))
@@ -154,7 +168,7 @@ def absent_kind(model: PortOfMarsModel) -> str:
         return ""
     if model.round == 0:
         return "not_yet"
-    if not model.meeting:
+    if not model.p.meeting:
         return "off"
     if model.broker.narrator is None:
         return "no_writer"
@@ -408,6 +422,6 @@ PAGE = GamePage(
     panels=Panels,
     llm_agents=lambda params: llm_agents(params),
     agent_labels=lambda model: {
-        p.unique_id: f"{p.role} ({p.label}, {p.policy_name})" for p in model.players
+        p.unique_id: f"{p.role} ({p.label}, {p.policy_name})" for p in model.seats
     },
 )
