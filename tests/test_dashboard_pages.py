@@ -192,8 +192,8 @@ def test_the_meeting_health_and_the_end_of_round_health_differ_by_the_rounds_led
         view = port_of_mars.snapshot(model)
         if model.round >= model.n_rounds_total or model.collapsed:
             break
-        invested = sum(p.health_units_round for p in model.players)
-        dirty = sum(p.dirty_cost_round for p in model.players)
+        invested = sum(p.health_units_round for p in model.seats)
+        dirty = sum(p.dirty_cost_round for p in model.seats)
         expected = min(model.MAX_HEALTH, max(0, view.meeting_health + invested - dirty))
         assert view.health[-1] == expected
         if view.meeting:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mesa_dilemmas.agents.population import Group, Population, population_table
+from mesa_dilemmas.dilemmas.base import build_model, shorthand_names
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsModel
@@ -111,7 +112,7 @@ def test_several_models_and_rule_players_in_one_game():
     assert names[0].startswith("llm:") and "gpt-4o" in names[0]
     assert names[1].startswith("llm:") and "local" in names[1]
     assert names[2:] == ["rule", "rule", "rule"]
-    assert model.seats[1].persona.svo_angle == 45.0
+    assert model.player(1).persona.svo_angle == 45.0
     assert (
         model.broker.narrator.name == "rule_narrator"
     )  # the meeting writer is a role of the population
@@ -177,11 +178,12 @@ def test_every_bundled_scenario_validates_and_its_shorthand_equals_its_populatio
         if not any(params.get(k) not in (None, 0, "rule") for k in SHORTHANDS):
             continue
         expanded = model_cls.population_from_params(params)
-        explicit = {k: v for k, v in params.items() if k not in SHORTHANDS} | {
+        shorthands = {*SHORTHANDS, *shorthand_names(model_cls)}
+        explicit = {k: v for k, v in params.items() if k not in shorthands} | {
             "players": expanded.model_dump(exclude_defaults=True)
         }
         replay = {k: (f"replay:{v}" if k == "llm" else v) for k, v in params.items()}
-        a = model_cls(**replay, rng=11)
+        a = build_model(model_cls, replay, 11)
         b = model_cls(**{k: v for k, v in explicit.items() if k != "llm"}, rng=11)
         assert [p.removeprefix("llm:replay:") for p in _policies(a)] == [
             p.removeprefix("llm:") for p in _policies(b)
