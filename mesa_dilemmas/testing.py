@@ -9,21 +9,19 @@ to the same contract before the runner, ``batch_run`` and the dashboard rely on 
 
 The checks, each a function of its own so a test can run one:
 
-``check_schema``        the keyword parameters build a schema and each has a description; every
-                        declared bound, choice and unknown key is rejected when broken (``--set``
-                        and scenarios rely on it)
-``check_determinism``   the same seed gives the same model reporters, step by step
-``check_batch_run``     two steps through Mesa's ``batch_run`` produce rows
-``check_run_metrics``   every name in ``RUN_METRICS`` is a model reporter
-``check_decisions``     every decision the game asks has a spec that accepts the answer its
-                        rule players gave and a documented fallback (which may be a marker
-                        outside the spec, such as "no meeting held"), and the game keeps
-                        running when every decision is answered by its fallback (what happens
-                        to a run whose LLM keeps failing)
-``check_llm_path``      every decision renders to a prompt in both answer modes, and an answer
-                        coming back through the LLM layer's parser -- the path a cached or
-                        replayed response takes -- is read back as the same value
-``check_rule_only``     the default parameters need no LLM and every policy is a local one
+- ``check_schema``: the parameters build a schema and each has a description; every declared
+  bound, choice and unknown key is rejected when broken (``--set`` and scenarios rely on it)
+- ``check_determinism``: the same seed gives the same model reporters, step by step
+- ``check_batch_run``: two steps through Mesa's ``batch_run`` produce rows
+- ``check_run_metrics``: every name in ``RUN_METRICS`` is a model reporter
+- ``check_decisions``: every decision the game asks has a spec that accepts the answer its rule
+  players gave and a documented fallback (which may be a marker outside the spec, such as "no
+  meeting held"), and the game keeps running when every decision is answered by its fallback
+  (what happens to a run whose LLM keeps failing)
+- ``check_llm_path``: every decision renders to a prompt in both answer modes, and an answer
+  coming back through the LLM layer's parser -- the path a cached or replayed response takes --
+  is read back as the same value
+- ``check_rule_only``: the default parameters need no LLM and every policy is a local one
 """
 
 from __future__ import annotations

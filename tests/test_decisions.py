@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 
 import mesa
 import pytest
@@ -144,6 +145,33 @@ def test_async_policies_of_a_phase_run_concurrently():
     state["expected"] = 3
     model.step()
     assert model.answers == ["C", "C", "C", "C"]
+
+
+def test_a_model_stepped_inside_a_running_event_loop_gathers_its_async_decisions():
+    """A Jupyter cell runs inside the kernel's event loop: stepping a model with asynchronous
+    (LLM) seats there must still gather the phase concurrently, in the caller's context."""
+    state = {"arrived": 0, "expected": 3, "event": None}
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
+    seen: list[str] = []
+
+    class Model(_Toy):
+        def phase_act(self):
+            state["event"] = asyncio.Event()
+            super().phase_act()
+
+    class _Marked(_Gathered):
+        async def adecide(self, decision):
+            seen.append(marker.get())
+            return await super().adecide(decision)
+
+    async def cell() -> list[str]:  # synchronous model code, called from inside a loop
+        marker.set("from the cell")
+        model = Model([_Marked(state) for _ in range(3)] + [_Rule()], rng=1)
+        model.step()
+        return model.answers
+
+    assert asyncio.run(cell()) == ["C", "C", "C", "C"]
+    assert seen == ["from the cell"] * 3
 
 
 def test_model_level_decision_needs_a_narrator():

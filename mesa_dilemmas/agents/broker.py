@@ -13,7 +13,9 @@ decision's documented fallback and are counted, per agent and per decision kind.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
@@ -138,7 +140,16 @@ class DecisionBroker:
             return run_on_shared_loop(coro)
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coro)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # the usual case: no loop runs in this thread
+            return self._loop.run_until_complete(coro)
+        # stepped from code that already runs an event loop in this thread (a Jupyter cell,
+        # an async application): the phase's decisions run on this broker's loop in a helper
+        # thread, in a copy of this thread's context (the active LLM run and its settings)
+        context = contextvars.copy_context()
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="broker") as pool:
+            return pool.submit(context.run, self._loop.run_until_complete, coro).result()
 
     def close(self) -> None:
         if self._loop is not None and not self._loop.is_closed():
