@@ -20,6 +20,13 @@ def scripted(model: FisheryModel, **answers) -> None:
         script(model, v, **answers)
 
 
+def set_each(model: FisheryModel, attr: str, values) -> None:
+    """Give each seat's villager its own value of ``attr``, in seat order (one value for every
+    seat: ``model.seats.set(attr, value)``)."""
+    for v, x in zip(model.villagers, values, strict=True):
+        setattr(v, attr, x)
+
+
 def punishment_lake(initial_wealth: float, **params) -> FisheryModel:
     """Three villagers who catch nearly nothing and eat nothing, so wealth moves by punishment
     alone: a penalty of 10, a cost of 2 per punishment; no learning, no group decision."""

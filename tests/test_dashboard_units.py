@@ -517,7 +517,7 @@ def test_agent_views_show_every_agent_of_the_game(path: str, vega_lite: Any) -> 
     if path == "fishery":
         rows = av.fishery_villagers(m.game)
         punished = sum(r["state"] == "punished this round" for r in rows)
-        assert punished == int((m.game.punished > 0).sum())
+        assert punished == sum(v.punished > 0 for v in m.game.villagers)
         # who punished whom: one arrow per sanction, the same count as the game's
         sanctions = int(m.game.punishments)
         assert len(m.game.sanctions) == sanctions and f'data-count="{sanctions}"' in caption

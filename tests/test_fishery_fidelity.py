@@ -8,6 +8,7 @@ import pytest
 from fishery_helpers import punishment_lake, script
 
 from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.config import load_raw
 
@@ -27,15 +28,15 @@ def two_punish_one(**params) -> FisheryModel:
 
 def test_a_villager_punished_by_two_pays_beta_once():
     m = two_punish_one()
-    assert m.punished.tolist() == [0, 0, 2] and m.punishments == 2
-    assert m.wealth == pytest.approx(
+    assert m.seats.get("punished") == [0, 0, 2] and m.punishments == 2
+    assert m.seats.get("wealth") == pytest.approx(
         [30 - 2, 30 - 2, 30 - 10]
     )  # P -= gamma B + beta V, V in {0, 1}
 
 
 def test_fine_per_punisher_is_a_named_option():
     m = two_punish_one(fine_per_punisher=True)
-    assert m.wealth == pytest.approx([30 - 2, 30 - 2, 30 - 20])
+    assert m.seats.get("wealth") == pytest.approx([30 - 2, 30 - 2, 30 - 20])
 
 
 class Played(Policy):
@@ -56,45 +57,47 @@ class Played(Policy):
 
 
 def mixed_lake(**params) -> FisheryModel:
-    m = FisheryModel(
-        n_agents=4, llm_agents=1, llm="replay", stop_at_collapse=False, rng=5, **params
+    m = build_model(
+        FisheryModel,
+        {"n_agents": 4, "llm_agents": 1, "llm": "replay", "stop_at_collapse": False, **params},
+        5,
     )
-    llm = next(v for v in m.villagers if m.language[v.slot])
+    llm = next(v for v in m.villagers if v.language)
     policy = Played(0.9)
     policy.bind(llm)
     llm.policy = policy
-    m.strategy_effort[llm.slot] = 0.05  # its drawn effort: only a fallback, never played
+    llm.strategy_effort = 0.05  # its drawn effort: only a fallback, never played
     return m
 
 
 def test_rule_villager_imitating_an_llm_villager_copies_the_effort_it_played():
     m = mixed_lake(mutation_sd=0.0, selection_strength=0.0)
-    llm = next(v for v in m.villagers if m.language[v.slot])
+    llm = next(v for v in m.villagers if v.language)
     m.phase_harvest()
-    rule = next(v for v in m.villagers if not m.language[v.slot])
+    rule = next(v for v in m.villagers if not v.language)
     assert m._strategy_view(llm)["effort"] == pytest.approx(0.9)
     m._copy_strategy(rule.slot, llm.slot)
-    assert m.strategy_effort[rule.slot] == pytest.approx(0.9)
+    assert rule.strategy_effort == pytest.approx(0.9)
 
 
 def test_sanction_learning_leaves_llm_villagers_fallback_alone():
     m = mixed_lake(sanction_learning=0.05, penalty=10.0)
-    llm = next(v for v in m.villagers if m.language[v.slot])
-    rule = next(v for v in m.villagers if not m.language[v.slot])
-    m.strategy_effort[rule.slot] = 0.8
+    llm = next(v for v in m.villagers if v.language)
+    rule = next(v for v in m.villagers if not v.language)
+    rule.strategy_effort = 0.8
     for v in m.villagers:
         if v is not llm:
             target = str(rule.unique_id if v is not rule else llm.unique_id)
             script(m, v, **{"fishery.effort": 0.8, "fishery.punish": target})
     m.phase_harvest()
     m.phase_punish()
-    assert m.punished[llm.slot] and m.punished[rule.slot]
-    assert m.strategy_effort[llm.slot] == pytest.approx(0.05)  # untouched
-    assert m.strategy_effort[rule.slot] == pytest.approx(0.8 * 0.5)  # the rule villager learns
+    assert llm.punished and rule.punished
+    assert llm.strategy_effort == pytest.approx(0.05)  # untouched
+    assert rule.strategy_effort == pytest.approx(0.8 * 0.5)  # the rule villager learns
 
 
 def test_sanction_learning_is_off_by_default():
-    assert FisheryModel(rng=1).sanction_learning == 0.0
+    assert FisheryModel(rng=1).p.sanction_learning == 0.0
 
 
 def govsim(**params) -> FisheryModel:
@@ -132,9 +135,7 @@ def test_govsim_fisher_may_ask_for_the_whole_lake_and_catches_never_exceed_it():
     for v in m.villagers:
         script(m, v, **{"fishery.effort": 1.0 if v is greedy else 0.0})
     m.step()
-    assert m.harvest[greedy.slot] == pytest.approx(100.0) and m.total_harvest == pytest.approx(
-        100.0
-    )
+    assert greedy.harvest == pytest.approx(100.0) and m.total_harvest == pytest.approx(100.0)
     m2 = govsim()
     for v in m2.villagers:
         script(m2, v, **{"fishery.effort": 0.6})
@@ -160,7 +161,11 @@ def test_govsim_efficiency_is_one_minus_the_shortfall_from_600():
 
 
 def test_a_policy_stating_no_cap_keeps_g_and_is_counted():
-    m = FisheryModel(n_agents=3, llm_agents=3, llm="replay", stop_at_collapse=False, rng=3)
+    m = build_model(
+        FisheryModel,
+        {"n_agents": 3, "llm_agents": 3, "llm": "replay", "stop_at_collapse": False},
+        3,
+    )
     g0 = m.group_norm
     policies = iter(
         ["Keep effort at 0.6.", "Each villager should catch at most 4 fish.", "Fish fairly."]

@@ -12,7 +12,7 @@ import pytest
 
 from mesa_dilemmas.agents.decisions import InvalidAnswer
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.dilemmas.base import build_model, params_model
 from mesa_dilemmas.dilemmas.fishery.language import persona_bank
 from mesa_dilemmas.dilemmas.fishery.model import NORMS, FisheryModel
 from mesa_dilemmas.llm.answers import parse_tags
@@ -58,19 +58,22 @@ class Scripted(Policy):
 
 
 def lake(n_llm: int = 4, n: int = 4, **params) -> tuple[FisheryModel, list[Scripted]]:
-    model = FisheryModel(
-        n_agents=n,
-        llm_agents=n_llm,
-        llm="replay",
-        population="typed",
-        altruism_ratio=0.5,
-        stop_at_collapse=False,
-        **params,
-        rng=7,
+    model = build_model(
+        FisheryModel,
+        {
+            "n_agents": n,
+            "llm_agents": n_llm,
+            "llm": "replay",
+            "population": "typed",
+            "altruism_ratio": 0.5,
+            "stop_at_collapse": False,
+            **params,
+        },
+        7,
     )
     scripts = []
     for v in model.villagers:
-        if model.language[v.slot]:
+        if v.language:
             policy = Scripted()
             policy.bind(v)
             v.policy = policy
@@ -234,7 +237,11 @@ def test_vote_duplicates_collapse_and_ties_are_random_among_leaders():
     assert model.shared_policy in ("Fish less.", "Fish more.")
     winners = set()
     for seed in range(12):
-        m = FisheryModel(n_agents=4, llm_agents=4, llm="replay", stop_at_collapse=False, rng=seed)
+        m = build_model(
+            FisheryModel,
+            {"n_agents": 4, "llm_agents": 4, "llm": "replay", "stop_at_collapse": False},
+            seed,
+        )
         for v, text in zip(m.villagers, proposals, strict=True):
             policy = Scripted(text, vote=lambda d, own=text: own)
             policy.bind(v)
@@ -277,7 +284,7 @@ def test_rule_and_llm_villagers_share_a_lake():
     model, scripts = lake(n_llm=2, n=6)
     for _ in range(4):
         model.step()
-    assert model.language.sum() == 2 and len(scripts) == 2
+    assert sum(model.seats.get("language")) == 2 and len(scripts) == 2
     kinds = Counter(d.kind for s in scripts for d in s.asked)
     assert kinds["fishery.effort"] == 8 and kinds["fishery.norms"] == 8
     # rule villagers propose their caps as sentences in a text society, and vote
@@ -343,11 +350,11 @@ def test_govsim_preset_dynamics():
         rng=1,
     )
     for v in m.villagers:
-        m.strategy_effort[v.slot] = 0.5  # everyone takes 10% of the stock: 50 in all
+        v.strategy_effort = 0.5  # everyone takes 10% of the stock: 50 in all
     m.step()
     assert m.stock == pytest.approx(100.0)  # 50 left, doubles back to capacity
     assert m.punishments == 0 and m.h_opt == 50.0
-    m.strategy_effort[:] = 1.0  # everyone takes 20%: all 100 gone
+    m.seats.set("strategy_effort", 1.0)  # everyone takes 20%: all 100 gone
     m.step()
     assert m.stock == 0.0 and m.collapsed
 

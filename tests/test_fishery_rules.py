@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from fishery_helpers import punishment_lake, script, scripted
+from fishery_helpers import punishment_lake, script, scripted, set_each
 
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.dilemmas.fishery.villagers import (
     TYPE_RANGES,
@@ -34,11 +35,11 @@ def test_harvest_is_alpha_effort_stock_and_stock_regrows_logistically():
     scripted(m, **{"fishery.effort": 0.5, "fishery.punish": "none"})
     m.step()
     # h = 0.05 * 0.5 * 300 = 7.5 each, 30 in all; R+ = 270; R = 270 + 0.5 * 270 * (1 - 270/300) = 283.5
-    assert m.harvest[:4] == pytest.approx([7.5] * 4)
+    assert m.seats.get("harvest") == pytest.approx([7.5] * 4)
     assert m.total_harvest == pytest.approx(30.0)
     assert m.stock == pytest.approx(283.5)
     # wealth = 20 + 7.5 - 1
-    assert m.wealth == pytest.approx([26.5] * 4)
+    assert m.seats.get("wealth") == pytest.approx([26.5] * 4)
     # efficiency: 30 / (r K / 4) = 30 / 37.5
     assert m.efficiency_now == pytest.approx(0.8)
 
@@ -71,8 +72,8 @@ def test_punishment_accounting_penalty_and_cost():
         target = str(ids[1]) if v is m.villagers[0] else "none"
         script(m, v, **{"fishery.effort": 0.0, "fishery.punish": target})
     m.step()
-    assert m.wealth == pytest.approx([20 - 2, 20 - 10, 20])
-    assert m.punished.tolist() == [0, 1, 0] and m.punishments == 1
+    assert m.seats.get("wealth") == pytest.approx([20 - 2, 20 - 10, 20])
+    assert m.seats.get("punished") == [0, 1, 0] and m.punishments == 1
 
 
 def test_punishment_switched_off_from_shock_step():
@@ -107,7 +108,7 @@ def test_starvation_removes_the_agent_and_marks_collapse():
     scripted(m, **{"fishery.effort": 1.0, "fishery.punish": "none"})
     m.villagers[2].policy.answers["fishery.effort"] = 0.0  # harvests nothing: 4 - 5 < 0
     m.step()
-    assert not m.alive[2] and m.alive[:2].all()
+    assert m.seats.get("alive") == [True, True, False]
     assert m.villagers[2] not in m.agents
     assert m.collapsed and m.survival_time == 1 and not m.running
     assert m.deaths == 1
@@ -140,7 +141,7 @@ def test_catch_cannot_exceed_stock():
     scripted(m, **{"fishery.effort": 1.0, "fishery.punish": "none"})
     m.step()
     assert m.total_harvest == pytest.approx(300.0)
-    assert m.harvest[:10] == pytest.approx([30.0] * 10)
+    assert m.seats.get("harvest") == pytest.approx([30.0] * 10)
 
 
 def test_logit_imitation_probabilities():
@@ -169,16 +170,20 @@ def test_rule_villagers_imitate_with_the_logit_frequency():
 
 def test_copy_strategy_adds_mutation_and_clips():
     m = FisheryModel(n_agents=2, mutation_sd=0.0, norm_mutation_sd=0.0, rng=5)
-    m.strategy_effort[:] = [0.1, 0.9]
-    m.monitor[:] = [0.2, 0.8]
-    m.norm[:] = [3.0, 7.0]
+    set_each(m, "strategy_effort", [0.1, 0.9])
+    set_each(m, "monitoring", [0.2, 0.8])
+    set_each(m, "personal_norm", [3.0, 7.0])
     m._copy_strategy(0, 1)
-    assert (m.strategy_effort[0], m.monitor[0], m.norm[0]) == (0.9, 0.8, 7.0)
+    v = m.villagers[0]
+    assert (v.strategy_effort, v.monitoring, v.personal_norm) == (0.9, 0.8, 7.0)
     m2 = FisheryModel(n_agents=2, mutation_sd=5.0, rng=5)
+    v2 = m2.villagers[0]
     for _ in range(20):
         m2._copy_strategy(0, 1)
         assert (
-            0.0 <= m2.strategy_effort[0] <= 1.0 and 0.0 <= m2.monitor[0] <= 1.0 and m2.norm[0] >= 0
+            0.0 <= v2.strategy_effort <= 1.0
+            and 0.0 <= v2.monitoring <= 1.0
+            and v2.personal_norm >= 0
         )
 
 
@@ -230,7 +235,7 @@ def test_text_proposals_go_to_a_plurality_vote_broadcast_verbatim():
 
 def test_rule_villagers_vote_for_the_nearest_stated_cap():
     m = FisheryModel(n_agents=3, social_learning=False, proposal_form="text", rng=6)
-    m.norm[:] = [3.0, 3.0, 9.0]  # two identical proposals, one distinct: 2 votes to 1
+    set_each(m, "personal_norm", [3.0, 3.0, 9.0])  # two identical proposals, one distinct: 2 to 1
     m.step()
     assert (
         m.group_norm == 3.0
@@ -240,8 +245,7 @@ def test_rule_villagers_vote_for_the_nearest_stated_cap():
 
 def test_rule_punisher_only_punishes_observed_violations():
     m = FisheryModel(n_agents=2, rng=7)
-    m.monitor[:] = 1.0
-    m.punish_p[:] = 1.0
+    m.seats.set("monitoring", 1.0).set("punishing", 1.0)
     v = m.villagers[0]
     from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision
 
@@ -252,18 +256,17 @@ def test_rule_punisher_only_punishes_observed_violations():
     )
     obs["sampled_peer_harvest"] = 5.0
     assert v.policy.decide(Decision("fishery.punish", spec, obs, v)) == "none"
-    m.monitor[0] = 0.0
+    m.villagers[0].monitoring = 0.0
     obs["sampled_peer_harvest"] = 9.0
     assert v.policy.decide(Decision("fishery.punish", spec, obs, v)) == "none"
 
 
 def test_personal_cap_limits_rule_effort():
     m = FisheryModel(n_agents=2, catchability=0.05, respect_personal_cap=True, rng=8)
-    m.strategy_effort[:] = 1.0
-    m.norm[:] = 3.0
+    m.seats.set("strategy_effort", 1.0).set("personal_norm", 3.0)
     m.step()
     # a cap of 3 fish at R = 300 and alpha = 0.05 means effort 3 / 15 = 0.2
-    assert m.harvest[:2] == pytest.approx([3.0, 3.0])
+    assert m.seats.get("harvest") == pytest.approx([3.0, 3.0])
 
 
 @pytest.mark.parametrize("disposition", ["general", "altruistic", "selfish"])
@@ -278,8 +281,12 @@ def test_initial_strategies_follow_table_3(disposition):
 
 
 def test_cross_field_checks():
-    with pytest.raises(ValueError, match="llm_agents"):
-        FisheryModel(n_agents=3, llm_agents=4)
+    with pytest.raises(ValueError, match="llm_agents: 4 exceeds n_agents=3"):
+        FisheryModel.validate_params({"n_agents": 3, "llm_agents": 4})  # a scenario's params
+    with pytest.raises(ValueError, match="4 players asked for, the game has 3"):
+        build_model(FisheryModel, {"n_agents": 3, "llm_agents": 4})
+    with pytest.raises(ValueError, match="llm_agents: Extra inputs are not permitted"):
+        FisheryModel(llm_agents=2)  # a shorthand is the scenario's: the model takes players
     with pytest.raises(ValueError, match="monitoring_min"):
         FisheryModel(monitoring_min=0.9, monitoring_max=0.5)
 

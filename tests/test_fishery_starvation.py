@@ -9,7 +9,7 @@ import math
 import pytest
 
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.dilemmas.base import build_model, params_model
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 
 DEFAULTS = {k: f.default for k, f in params_model(FisheryModel).model_fields.items()}
@@ -42,27 +42,30 @@ def test_the_defaults_starve_a_villager_who_stops_fishing_within_the_llm_horizon
 
 @pytest.mark.parametrize("kind", ["rule", "llm"])
 def test_a_villager_who_never_fishes_starves_in_the_predicted_round(kind):
-    model = FisheryModel(
-        n_agents=4,
-        llm_agents=1 if kind == "llm" else 0,
-        llm="replay",
-        punishment=False,
-        social_learning=False,
-        stop_at_collapse=False,
-        rng=3,
+    model = build_model(
+        FisheryModel,
+        {
+            "n_agents": 4,
+            "llm_agents": 1 if kind == "llm" else 0,
+            "llm": "replay",
+            "punishment": False,
+            "social_learning": False,
+            "stop_at_collapse": False,
+        },
+        3,
     )
     if kind == "llm":
-        (idle,) = [v for v in model.villagers if model.language[v.slot]]
+        (idle,) = [v for v in model.villagers if v.language]
         policy = NeverFishes()
         policy.bind(idle)
         idle.policy = policy
     else:
         idle = model.villagers[0]
-        model.strategy_effort[idle.slot] = 0.0  # its imitable effort: it never fishes
+        idle.strategy_effort = 0.0  # its imitable effort: it never fishes
     for _ in range(STARVES_IN - 1):
         model.step()
         assert idle in model.living(), f"died early, in round {model.round}"
-        assert model.harvest[idle.slot] == 0.0
+        assert idle.harvest == 0.0
     model.step()
     assert idle not in model.living() and model.deaths >= 1
-    assert model.wealth[idle.slot] < 0 <= model.wealth[idle.slot] + DEFAULTS["consumption"]
+    assert idle.wealth < 0 <= idle.wealth + DEFAULTS["consumption"]

@@ -12,20 +12,20 @@
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery import vector
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.scenarios.batch import derive_seeds
 from mesa_dilemmas.scenarios.batch_chunks import choose_engine, make_chunk, run_batch_chunk
 from tests.test_fishery_vector import _compare
 
-MODEL_PARAMETERS = set(inspect.signature(FisheryModel.__init__).parameters) - {"self", "rng"}
+#: what a scenario may set: the model's ``Parameters`` and its ``Shorthands`` (llm_agents, llm)
+MODEL_PARAMETERS = set(params_model(FisheryModel).model_fields)
 
 
 def _frac() -> st.SearchStrategy[float]:
@@ -60,7 +60,7 @@ DRAWS: dict[str, st.SearchStrategy] = {
     "selection_strength": _num(0.0, 20.0),
     "mutation_sd": _num(0.0, 0.5),
     "norm_mutation_sd": _num(0.0, 5.0),
-    "payoff_ema": _frac(),
+    "payoff_ema": st.floats(0.0, 1.0, exclude_min=True, allow_subnormal=False),  # gt=0
     "revision_rate": _frac(),
     "respect_personal_cap": st.booleans(),
     "sanction_learning": _num(0.0, 1.0),

@@ -9,6 +9,7 @@ import pytest
 from llm_fixtures import llm_env, needs_local  # noqa: F401
 
 from mesa_dilemmas.agents.decisions import ChoiceSpec, ListSpec, NumberSpec, StructSpec, TextSpec
+from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.binary.rules import ACTION_SPEC
 from mesa_dilemmas.dilemmas.fishery import model as fishery
 from mesa_dilemmas.llm.answers import native_schema
@@ -84,7 +85,11 @@ def test_embedded_model_effort_answers_are_in_range(tmp_path):
     from mesa_dilemmas.llm import LLMSettings, make_policy, session
 
     session.start_run(LLMSettings(), tmp_path / "run", resume=False)
-    model = fishery.FisheryModel(n_agents=4, llm_agents=4, llm="replay", population="typed", rng=3)
+    model = build_model(
+        fishery.FisheryModel,
+        {"n_agents": 4, "llm_agents": 4, "llm": "replay", "population": "typed"},
+        3,
+    )
     for v in model.villagers:
         policy = make_policy(
             "local", answer_mode="native", reasoning=False, max_tokens=12, temperature=1.0
@@ -96,4 +101,4 @@ def test_embedded_model_effort_answers_are_in_range(tmp_path):
     stats = model.broker.stats
     assert stats.total("asked") == 4
     assert stats.total("fallbacks") == 0 and stats.total("parse_failures") == 0
-    assert all(0.0 <= e <= 1.0 for e in model.effort)
+    assert all(0.0 <= e <= 1.0 for e in model.seats.get("effort"))

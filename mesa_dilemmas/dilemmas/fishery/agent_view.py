@@ -74,7 +74,7 @@ def fishery_villagers(game: Any) -> list[dict[str, Any]]:
 
 def fishery_chart(game: Any) -> tuple[Spec, int, str]:
     rows = fishery_villagers(game)
-    stock, capacity = float(game.stock), float(game.capacity)
+    stock, capacity = float(game.stock), float(game.p.capacity)
     punished = "datum['punished this round'] > 0"
     data = {"values": rows}
     villagers = {

@@ -66,7 +66,7 @@ def prompt_fields(
     row, or the few peers it sampled and its own row) are its own."""
     me = v.unique_id
     intro = "Every villager follows a fishing rule of its own"
-    if model.group_decision:
+    if model.p.group_decision:
         intro += ", and the village as a whole has agreed on one common rule."
         intro += f'\n\nShared community policy: "{model.shared_policy}"'
     else:
@@ -93,7 +93,7 @@ def prompt_fields(
             + _table([*rows, own], me)
         )
     hint = ""
-    if model.universalization_hint:
+    if model.p.universalization_hint:
         safe = model.stock / (2 * len(model.living()) or 1)
         hint = (
             f"\nIf every villager catches more than {safe:.1f} fish today, "
@@ -102,7 +102,7 @@ def prompt_fields(
     return {
         "norms_text": intro,
         "own_norm_text": f'Your personal strategy: "{v.norm_text}"',
-        "and_policy": " and the community policy" if model.group_decision else "",
+        "and_policy": " and the community policy" if model.p.group_decision else "",
         "observed_text": observed,
         "own_text": own_text,
         "lake_text": f"The lake currently holds about {model.stock:.0f} fish.",

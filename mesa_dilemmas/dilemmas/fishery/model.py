@@ -37,21 +37,22 @@ H = H_opt * ``efficiency_horizon``.  Compliance is the share with h <= G;
 policy that states no single per-villager cap leaves G unchanged and adds one to
 ``cap_unparsed``.
 
-Parameters the paper leaves open (alpha, c, R_min, the initial wealth, m, delta,
-sigma, the EMA weight, the revision rate) are keyword parameters here with the
-calibrated defaults documented in ``docs/fishery.md``.
+The parameters are one typed object, :class:`~.parameters.FisheryParameters` (read as
+``model.p``); those the paper leaves open (alpha, c, R_min, the initial wealth, m, delta,
+sigma, the EMA weight, the revision rate) carry the calibrated defaults documented in
+``docs/fishery.md``.  Each villager's state lives on its :class:`Villager` agent, read over
+the seats as ``model.seats.get("wealth")``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import mesa
 import numpy as np
 from mesa.agentset import AgentSet
-from pydantic import Field
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, NumberSpec, StructSpec, TextSpec
@@ -71,6 +72,7 @@ from mesa_dilemmas.dilemmas.fishery.norm_structure import (
     text_norm_structure,
 )
 from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence, stated_cap
+from mesa_dilemmas.dilemmas.fishery.parameters import FisheryParameters, FisheryShorthands
 from mesa_dilemmas.dilemmas.fishery.villagers import (
     TYPE_RANGES,
     VillagerRules,
@@ -78,10 +80,6 @@ from mesa_dilemmas.dilemmas.fishery.villagers import (
 )
 from mesa_dilemmas.dilemmas.metrics import gini
 from mesa_dilemmas.dilemmas.voting import median_vote, plurality_vote
-
-Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
-Positive = Annotated[float, Field(gt=0.0)]
-NonNegative = Annotated[float, Field(ge=0.0)]
 
 EFFORT = NumberSpec(0.0, 1.0)
 CAP = NumberSpec(0.0, 1e6)
@@ -148,43 +146,6 @@ class Villager(DilemmaAgent):
         self.remove()
 
 
-class SeatArray(np.ndarray):
-    """One villager attribute over every seat, in seat order (the starved included), as a numpy
-    array built from the agents on each read.  Assigning into it (``model.monitor[:] = 1.0``)
-    writes the values back to the agents; its slices and results are plain copies."""
-
-    def __new__(cls, seats: list[Villager], attr: str, dtype: type) -> SeatArray:
-        column = np.array([getattr(v, attr) for v in seats], dtype=dtype).view(cls)
-        column._seats, column._attr = seats, attr
-        return column
-
-    def __array_finalize__(self, obj: Any) -> None:
-        self._seats: list[Villager] | None = None
-        self._attr = ""
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        if self._seats is not None:
-            for v, x in zip(self._seats, self.tolist(), strict=True):
-                setattr(v, self._attr, x)
-
-
-class SeatColumn:
-    """``model.<name>``: the villagers' ``attr`` as a :class:`SeatArray` (for the data views,
-    analyses and tests that read -- or set -- the whole population at once)."""
-
-    def __init__(self, attr: str, dtype: type = float) -> None:
-        self.attr, self.dtype = attr, dtype
-
-    def __get__(self, model: Any, owner: type | None = None) -> Any:
-        if model is None:
-            return self
-        return SeatArray(model.villagers, self.attr, self.dtype)
-
-    def __set__(self, model: Any, values: Any) -> None:
-        SeatArray(model.villagers, self.attr, self.dtype)[:] = values
-
-
 #: the fishery's rule players by name (a population's ``rule = "..."``)
 RULE_PLAYERS = {"rule": lambda **_: VillagerRules()}
 
@@ -238,261 +199,36 @@ class FisheryModel(DilemmaModel):
     PROMPTS_DIR: ClassVar[Any] = prompts_dir()
     #: the step reporter of LLM decisions per LLM agent and round (summary.json llm_per_round)
     LLM_DECISIONS_REPORTER: ClassVar[str] = "llm_decisions_per_villager"
+    Parameters = FisheryParameters
+    Shorthands = FisheryShorthands
 
-    # Each villager's state lives on its agent (see :class:`Villager`); these read it over every
-    # seat in seat order, as numpy arrays, under the names the data views and analyses use.
-    #: the imitable effort propensity e of each seat
-    strategy_effort = SeatColumn("strategy_effort")
-    #: the effort each seat exerted this round
-    effort = SeatColumn("effort")
-    #: the monitoring probability m of each seat
-    monitor = SeatColumn("monitoring")
-    #: the punishing probability p of each seat
-    punish_p = SeatColumn("punishing")
-    #: the personal norm g (harvest cap, fish) of each seat
-    norm = SeatColumn("personal_norm")
-    #: the wealth P of each seat
-    wealth = SeatColumn("wealth")
-    #: the payoff moving average of each seat
-    payoff_avg = SeatColumn("payoff_avg")
-    #: this round's payoff of each seat
-    round_payoff = SeatColumn("round_payoff")
-    #: this round's catch of each seat
-    harvest = SeatColumn("harvest")
-    #: whether each seat's villager is alive
-    alive = SeatColumn("alive", bool)
-    #: how many punished each seat this round
-    punished = SeatColumn("punished", int)
-    #: whether each seat holds a language (LLM) villager
-    language = SeatColumn("language", bool)
-
-    def __init__(
-        self,
-        *,
-        n_agents: Annotated[int, Field(ge=2, le=1000, description="villagers at the start")] = 10,
-        capacity: Annotated[
-            Positive,
-            Field(
-                description="carrying capacity K of the lake", json_schema_extra={"unit": "fish"}
-            ),
-        ] = 300.0,
-        growth_rate: Annotated[
-            float, Field(ge=0.0, le=2.0, description="logistic regrowth rate r per round")
-        ] = 0.6,
-        initial_stock: Annotated[
-            Fraction, Field(description="the lake's stock at the start, as a share of K")
-        ] = 1.0,
-        catchability: Annotated[
-            float,
-            Field(
-                gt=0.0,
-                le=1.0,
-                description="alpha: the share of the stock one unit of effort catches (h = alpha e R)",
-            ),
-        ] = 0.0342,
-        consumption: Annotated[
-            NonNegative,
-            Field(
-                description="c: fish a villager must eat each round (subtracted from its payoff)"
-            ),
-        ] = 1.9,
-        initial_wealth: Annotated[
-            NonNegative,
-            Field(description="P0: each villager's wealth at the start; below 0 it starves"),
-        ] = 45.7,
-        collapse_threshold: Annotated[
-            NonNegative,
-            Field(
-                description="R_min: the lake has collapsed when its stock falls to this many fish",
-                json_schema_extra={"unit": "fish"},
-            ),
-        ] = 50.2,
-        penalty: Annotated[
-            NonNegative, Field(description="beta: the fine a punished villager pays")
-        ] = 10.0,
-        punish_cost: Annotated[
-            NonNegative, Field(description="gamma: what punishing costs the punisher")
-        ] = 0.0,
-        punishment: Annotated[
-            bool, Field(description="whether villagers may punish at all")
-        ] = True,
-        punishment_off_at: Annotated[
-            int,
-            Field(
-                ge=0,
-                description="the round from which punishment is switched off (0: never; the shock)",
-            ),
-        ] = 0,
-        regrowth: Annotated[
-            Literal["logistic", "doubling"],
-            Field(description="logistic regrowth, or GovSim's doubling of what is left up to K"),
-        ] = "logistic",
-        population: Annotated[
-            Literal["general", "typed"],
-            Field(
-                description="rule villagers drawn from one general range, or typed altruists and selfish villagers (Table 3)"
-            ),
-        ] = "general",
-        altruism_ratio: Annotated[
-            Fraction,
-            Field(description="with population = typed: the share of altruistic villagers"),
-        ] = 0.5,
-        punisher_profile: Annotated[
-            Literal["table", "text"],
-            Field(description="who punishes how much: Table 3's ranges, or the appendix's prose"),
-        ] = "table",
-        monitoring_min: Annotated[
-            Fraction,
-            Field(description="lowest probability m that a rule villager inspects its drawn peer"),
-        ] = 0.347,
-        monitoring_max: Annotated[
-            Fraction,
-            Field(description="highest probability m that a rule villager inspects its drawn peer"),
-        ] = 1.0,
-        selection_strength: Annotated[
-            NonNegative,
-            Field(description="delta: how strongly a payoff difference drives imitation (logit)"),
-        ] = 1.15,
-        mutation_sd: Annotated[
-            NonNegative,
-            Field(
-                description="sigma: s.d. of the Gaussian noise on a copied effort and monitoring"
-            ),
-        ] = 0.02,
-        norm_mutation_sd: Annotated[
-            NonNegative,
-            Field(description="s.d. of the Gaussian noise on a copied personal norm, in fish"),
-        ] = 0.2,
-        payoff_ema: Annotated[
-            float,
-            Field(
-                gt=0.0,
-                le=1.0,
-                description="weight of this round's payoff in the moving average imitation compares",
-            ),
-        ] = 0.5,
-        revision_rate: Annotated[
-            Fraction,
-            Field(description="probability that a villager considers imitating a peer each round"),
-        ] = 0.456,
-        respect_personal_cap: Annotated[
-            bool,
-            Field(
-                description="ours, off by default: a rule villager never harvests above its own norm"
-            ),
-        ] = False,
-        sanction_learning: Annotated[
-            float,
-            Field(
-                ge=0.0,
-                le=1.0,
-                description="ours, off by default: a punished villager cuts its effort by this share per unit of fine",
-            ),
-        ] = 0.0,
-        fine_per_punisher: Annotated[
-            bool, Field(description="charge the fine once per punisher instead of once per round")
-        ] = False,
-        efficiency_horizon: Annotated[
-            int, Field(ge=1, description="rounds over which GovSim's efficiency is measured")
-        ] = 12,
-        social_learning: Annotated[
-            bool,
-            Field(
-                description="villagers see peers' efforts and payoffs and imitate (off: the OGD/Neither ablations)"
-            ),
-        ] = True,
-        group_decision: Annotated[
-            bool,
-            Field(
-                description="villagers propose and vote a shared norm each round (off: the OSL/Neither ablations)"
-            ),
-        ] = True,
-        proposal_form: Annotated[
-            Literal["number", "text"],
-            Field(description="norm proposals as numbers (median vote) or texts (plurality vote)"),
-        ] = "number",
-        stop_at_collapse: Annotated[
-            bool, Field(description="stop the run at the first collapse or death")
-        ] = True,
-        players: Annotated[
-            Population | None,
-            Field(description="who plays: a [population] table of rule, LLM and strategy groups"),
-        ] = None,
-        llm_agents: Annotated[
-            int,
-            Field(
-                ge=0,
-                le=1000,
-                description="shorthand: this many villagers are LLM agents (model from llm)",
-            ),
-        ] = 0,
-        llm: Annotated[
-            str, Field(description="the model LLM villagers use, e.g. local or openai:gpt-4o-mini")
-        ] = "local",
-        peers_sampled: Annotated[
-            int,
-            Field(
-                ge=1,
-                le=1000,
-                description="peers whose outcomes an LLM villager sees when it revises its norm",
-            ),
-        ] = 3,
-        universalization_hint: Annotated[
-            bool,
-            Field(
-                description="GovSim's hint: tell LLM villagers what happens if everyone fishes as they do"
-            ),
-        ] = False,
-        rng: Any = None,
-    ) -> None:
-        super().__init__(rng=rng)
-        self.validate_params(locals())
-        self.n_agents = n_agents
-        self.capacity = capacity
-        self.growth_rate = growth_rate
-        self.catchability = catchability
-        self.consumption = consumption
-        self.collapse_threshold = collapse_threshold
-        self.penalty = penalty
-        self.punish_cost = punish_cost
-        self.punishment = punishment
-        self.punishment_off_at = punishment_off_at
-        self.regrowth = regrowth
-        self.peers_sampled = peers_sampled
-        self.universalization_hint = universalization_hint
-        self.selection_strength = selection_strength
-        self.mutation_sd = mutation_sd
-        self.norm_mutation_sd = norm_mutation_sd
-        self.payoff_ema = payoff_ema
-        self.revision_rate = revision_rate
-        self.respect_personal_cap = respect_personal_cap
-        self.sanction_learning = sanction_learning
-        self.fine_per_punisher = fine_per_punisher
-        self.efficiency_horizon = efficiency_horizon
-        self.social_learning = social_learning
-        self.group_decision = group_decision
-        self.proposal_form = proposal_form
-        self.stop_at_collapse = stop_at_collapse
+    def __init__(self, *, rng: Any = None, **params: Any) -> None:
+        """``params`` are :class:`FisheryParameters` fields (read as ``self.p``); who plays is
+        ``players``, a population (the scenario's ``llm_agents`` shorthand is expanded into one
+        before the model is built: :func:`~mesa_dilemmas.dilemmas.base.build_model`)."""
+        super().__init__(rng=rng, **params)
+        p = self.p
+        self.validate_params(dict(p))
         # the optimal sustainable harvest: logistic MSY rK/4; "doubling" regrowth: K/2 (harvest
         # down to K/2 each round, which doubles back to K)
-        self.h_opt = growth_rate * capacity / 4.0 if regrowth == "logistic" else capacity / 2.0
+        self.h_opt = (
+            p.growth_rate * p.capacity / 4.0 if p.regrowth == "logistic" else p.capacity / 2.0
+        )
 
-        n = n_agents
-        self.stock = capacity * initial_stock
+        n = p.n_agents
+        self.stock = p.capacity * p.initial_stock
         #: this round's sanctions as (punisher slot, punished slot), in the order they were given
         self.sanctions: list[tuple[int, int]] = []
 
-        dispositions = self._dispositions(population, altruism_ratio)
-        self.population = self.population_from_params(
-            {"players": players, "llm_agents": llm_agents, "llm": llm}
-        )
+        dispositions = self._dispositions(p.population, p.altruism_ratio)
+        self.population = self.population_from_params({"players": p.players})
         drawn: dict[int, tuple[float, float, float, float]] = {}  # each seat's (e, m, p, g)
         language: set[int] = set()  # the seats of language villagers
 
         def persona_of(slot: int, group: Group | None) -> Persona:
             disposition = dispositions[slot]
             drawn[slot] = draw_strategy(
-                self.rng, disposition, punisher_profile, (monitoring_min, monitoring_max)
+                self.rng, disposition, p.punisher_profile, (p.monitoring_min, p.monitoring_max)
             )
             persona = self.population.persona_for(group, Persona(disposition=disposition))
             if (
@@ -509,7 +245,7 @@ class FisheryModel(DilemmaModel):
                 policy,
                 persona,
                 strategy=drawn[slot],
-                wealth=float(initial_wealth),
+                wealth=float(p.initial_wealth),
                 language=slot in language,
             )
 
@@ -563,13 +299,15 @@ class FisheryModel(DilemmaModel):
     # -- population --------------------------------------------------------
     def _dispositions(self, population: str, altruism_ratio: float) -> list[str]:
         if population == "general":
-            return ["general"] * self.n_agents
-        n_alt = int(round(altruism_ratio * self.n_agents))
-        kinds = ["altruistic"] * n_alt + ["selfish"] * (self.n_agents - n_alt)
-        return [kinds[i] for i in self.rng.permutation(self.n_agents)]
+            return ["general"] * self.p.n_agents
+        n_alt = int(round(altruism_ratio * self.p.n_agents))
+        kinds = ["altruistic"] * n_alt + ["selfish"] * (self.p.n_agents - n_alt)
+        return [kinds[i] for i in self.rng.permutation(self.p.n_agents)]
 
     @classmethod
     def validate_params(cls, params: dict[str, Any]) -> None:
+        """Cross-field checks of a scenario's parameters (shorthands included) or of a model's
+        own (``dict(model.p)``)."""
         defaults = {"n_agents": 10, "llm_agents": 0, "monitoring_min": 0.347, "monitoring_max": 1.0}
         p = {**defaults, **{k: v for k, v in params.items() if k in defaults}}
         if p["llm_agents"] > p["n_agents"]:
@@ -586,8 +324,10 @@ class FisheryModel(DilemmaModel):
 
     @classmethod
     def population_from_params(cls, params: dict[str, Any]) -> Population:
-        """``players`` (a population), or the shorthand ``llm_agents = N`` with ``llm = SPEC``:
-        N villagers on random seats answer through that model, the rest are rule villagers."""
+        """Who plays: ``players`` (a population), or the scenario shorthand ``llm_agents = N``
+        with ``llm = SPEC``: N villagers on random seats answer through that model, the rest are
+        rule villagers.  :func:`~mesa_dilemmas.dilemmas.base.build_model` calls it to expand the
+        shorthands; the model itself reads only ``players``."""
         players = population_table(params.get("players"))
         n_llm = params.get("llm_agents", 0)
         if n_llm and not players.is_empty():
@@ -625,12 +365,12 @@ class FisheryModel(DilemmaModel):
         """What ``v`` is told. Peers' efforts and payoffs are visible with social learning on;
         ``peers_visible=True`` shows them anyway (punishing: the ablations remove imitation, not
         the sight of others' catches when judging them)."""
-        visible = self.social_learning if peers_visible is None else peers_visible
+        visible = self.p.social_learning if peers_visible is None else peers_visible
         obs = {
             "villager": v.unique_id,
-            "consumption": self.consumption,
+            "consumption": self.p.consumption,
             "personal_norm": float(v.personal_norm),
-            "shared_policy": self.shared_policy if self.group_decision else None,
+            "shared_policy": self.shared_policy if self.p.group_decision else None,
             "group_norm": self.group_norm,
             "lake_stock": round(self.stock, 2),
             "own_effort": float(v.effort),
@@ -664,7 +404,7 @@ class FisheryModel(DilemmaModel):
         self.seats.set("harvest", 0.0).set("round_payoff", 0.0).set("punished", 0)
         for v, effort in zip(living, efforts, strict=True):
             v.effort = float(effort)
-            v.harvest = self.catchability * v.effort * self.stock
+            v.harvest = self.p.catchability * v.effort * self.stock
         # numpy's (pairwise) sum over every seat in seat order, as the vectorised engine sums
         total = float(np.array(self.seats.get("harvest")).sum())
         if total > self.stock:  # cannot catch more fish than there are: scale catches down
@@ -676,14 +416,14 @@ class FisheryModel(DilemmaModel):
         self.total_harvest = total
         self.cumulative_harvest += total
         for v in living:
-            v.round_payoff = v.harvest - self.consumption
+            v.round_payoff = v.harvest - self.p.consumption
         self.rounds_fished += 1
 
     def phase_punish(self) -> None:
         self.punishments = 0
         self.sanctions = []
-        self.punishment_active = self.punishment and not (
-            self.punishment_off_at and self.round >= self.punishment_off_at
+        self.punishment_active = self.p.punishment and not (
+            self.p.punishment_off_at and self.round >= self.p.punishment_off_at
         )
         if not self.punishment_active:
             return
@@ -710,8 +450,8 @@ class FisheryModel(DilemmaModel):
                 peers_visible=True,
                 sampled_peer=peer.unique_id,
                 sampled_peer_harvest=float(peer.harvest),
-                penalty=self.penalty,
-                punish_cost=self.punish_cost,
+                penalty=self.p.penalty,
+                punish_cost=self.p.punish_cost,
             )
             decisions.append(
                 Decision(
@@ -728,42 +468,44 @@ class FisheryModel(DilemmaModel):
             if target == NO_ONE:
                 continue
             victim = by_id[int(target)]
-            v.round_payoff -= self.punish_cost  # gamma * B, B an indicator
+            v.round_payoff -= self.p.punish_cost  # gamma * B, B an indicator
             victim.punished += 1
             self.sanctions.append((v.slot, victim.slot))
             self.punishments += 1
         # beta * V with V the indicator "was punished this round" (paper 003, Sec. 3.1.2): one fine
         # however many punish; ``fine_per_punisher`` (our option) charges beta per punisher instead
         for v in self.villagers:
-            fined = v.punished if self.fine_per_punisher else (v.punished > 0)
-            v.round_payoff -= self.penalty * fined
+            fined = v.punished if self.p.fine_per_punisher else (v.punished > 0)
+            v.round_payoff -= self.p.penalty * fined
         if (
-            self.sanction_learning
+            self.p.sanction_learning
         ):  # our addition (off by default): a sanctioned rule villager fishes less
-            cut = min(1.0, self.sanction_learning * self.penalty)
+            cut = min(1.0, self.p.sanction_learning * self.p.penalty)
             # an LLM villager's drawn effort is only its fallback
             for v in self.seats.select(lambda v: v.punished > 0 and not v.language):
                 v.strategy_effort *= 1.0 - cut
 
     def phase_settle(self) -> None:
         living = self.agents_by_type[Villager]
-        living.do(Villager.settle, self.payoff_ema)
+        living.do(Villager.settle, self.p.payoff_ema)
         for v in living.select(lambda v: v.wealth < 0):  # in seat order
             v.starve()
             self.deaths += 1
         s = self.stock
-        if self.regrowth == "doubling":  # GovSim: what is left doubles, up to capacity
-            self.stock = min(self.capacity, 2.0 * s)
+        if self.p.regrowth == "doubling":  # GovSim: what is left doubles, up to capacity
+            self.stock = min(self.p.capacity, 2.0 * s)
         else:  # logistic regrowth after the harvest
-            self.stock = min(self.capacity, s + self.growth_rate * s * (1.0 - s / self.capacity))
+            self.stock = min(
+                self.p.capacity, s + self.p.growth_rate * s * (1.0 - s / self.p.capacity)
+            )
 
     def phase_learn(self) -> None:
-        if not self.social_learning:
+        if not self.p.social_learning:
             return
         living = self.living()
         if len(living) < 2:
             return
-        revising = self.rng.random(len(living)) < self.revision_rate
+        revising = self.rng.random(len(living)) < self.p.revision_rate
         picks = self.rng.integers(0, len(living) - 1, size=len(living))
         decisions, pairs = [], []
         for i, v in enumerate(living):
@@ -773,7 +515,7 @@ class FisheryModel(DilemmaModel):
             obs = {
                 "own": self._strategy_view(v),
                 "model": self._strategy_view(k),
-                "selection_strength": self.selection_strength,
+                "selection_strength": self.p.selection_strength,
             }
             decisions.append(
                 Decision("fishery.imitate", COPY_OR_KEEP, obs, v, self.round, fallback="keep")
@@ -800,25 +542,25 @@ class FisheryModel(DilemmaModel):
         noise = self.rng.normal(0.0, 1.0, size=3)
         v, peer = self.villagers[i], self.villagers[k]
         effort = peer.effort if peer.language else peer.strategy_effort
-        v.strategy_effort = float(min(1.0, max(0.0, effort + self.mutation_sd * noise[0])))
-        v.monitoring = float(min(1.0, max(0.0, peer.monitoring + self.mutation_sd * noise[1])))
-        v.personal_norm = float(max(0.0, peer.personal_norm + self.norm_mutation_sd * noise[2]))
+        v.strategy_effort = float(min(1.0, max(0.0, effort + self.p.mutation_sd * noise[0])))
+        v.monitoring = float(min(1.0, max(0.0, peer.monitoring + self.p.mutation_sd * noise[1])))
+        v.personal_norm = float(max(0.0, peer.personal_norm + self.p.norm_mutation_sd * noise[2]))
 
     def phase_govern(self) -> None:
         """Propose -> vote.  Language villagers also rewrite their personal strategy here (Fig. 10),
         with or without a group decision; numeric villagers propose their cap."""
         living = self.living()
-        if not living or not (self.group_decision or self.language_society()):
+        if not living or not (self.p.group_decision or self.language_society()):
             return
         table = self.public_table()
-        textual = self.language_society() or self.proposal_form == "text"
+        textual = self.language_society() or self.p.proposal_form == "text"
         decisions = []
         for v in living:
             if v.language:
                 obs = self._observation(v, table)
-                if self.social_learning:  # social learning in context: a few sampled peers
+                if self.p.social_learning:  # social learning in context: a few sampled peers
                     others = [r for r in table if r["id"] != v.unique_id]
-                    k = min(self.peers_sampled, len(others))
+                    k = min(self.p.peers_sampled, len(others))
                     picks = sorted(self.rng.choice(len(others), size=k, replace=False)) if k else []
                     obs.update(prompt_fields(self, v, [others[i] for i in picks]))
                 decisions.append(
@@ -831,7 +573,7 @@ class FisheryModel(DilemmaModel):
                         fallback={"personal": v.norm_text, "community": v.norm_text},
                     )
                 )
-            elif self.group_decision:
+            elif self.p.group_decision:
                 cap = float(v.personal_norm)
                 obs = self._observation(v, table, own_cap_text=cap_sentence(cap))
                 decisions.append(
@@ -852,7 +594,7 @@ class FisheryModel(DilemmaModel):
                 proposals.append(answer["community"])
             else:
                 proposals.append(answer)
-        if not self.group_decision:
+        if not self.p.group_decision:
             return
         if not textual:  # median-voter rule over numeric caps
             self.group_norm = median_vote(proposals)
@@ -902,7 +644,7 @@ class FisheryModel(DilemmaModel):
             self.compliance = float((harvest <= self.group_norm + 1e-12).mean())
             # effort-based: e <= G / (alpha K), the effort that meets G in a full lake.  (At the round's
             # own stock this would equal h <= G, which rises as the lake empties whatever villagers do.)
-            allowed = self.group_norm / (self.catchability * self.capacity)
+            allowed = self.group_norm / (self.p.catchability * self.p.capacity)
             self.effort_compliance = float((effort <= allowed + 1e-12).mean())
             self.mean_effort = float(effort.mean())
             self.wealth_gini = gini(wealth)
@@ -916,15 +658,15 @@ class FisheryModel(DilemmaModel):
             self.efficiency = self.efficiency_sum / self.round
             # GovSim's efficiency: 1 - max(0, H - total catch) / H with H the optimal catch over the
             # horizon (K/2 per month x 12 months = 600 fish for its lake of 100)
-            best = self.h_opt * self.efficiency_horizon
+            best = self.h_opt * self.p.efficiency_horizon
             self.govsim_efficiency = (
                 1.0 - max(0.0, best - self.cumulative_harvest) / best if best > 0 else 0.0
             )
             # GovSim checks the lake after the harvest, before the remainder doubles
-            stock = self.stock_after_harvest if self.regrowth == "doubling" else self.stock
-            if stock <= self.collapse_threshold or n_alive < self.n_agents:
+            stock = self.stock_after_harvest if self.p.regrowth == "doubling" else self.stock
+            if stock <= self.p.collapse_threshold or n_alive < self.p.n_agents:
                 self.collapsed = True
-        if self.collapsed and self.stop_at_collapse:
+        if self.collapsed and self.p.stop_at_collapse:
             self.running = False
         super().end_of_round()
 
@@ -955,4 +697,4 @@ class FisheryModel(DilemmaModel):
         self.norm_similarity, self.norm_alignment = result.similarity, result.alignment
 
 
-__all__ = ["TYPE_RANGES", "FisheryModel", "Villager"]
+__all__ = ["TYPE_RANGES", "FisheryModel", "FisheryParameters", "FisheryShorthands", "Villager"]

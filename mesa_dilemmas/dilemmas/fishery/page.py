@@ -10,6 +10,7 @@ from typing import Any
 
 import solara
 
+from mesa_dilemmas.agents.population import Group, Population
 from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery.agent_view import FisheryLake, policy_words
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
@@ -104,7 +105,12 @@ def controls() -> dict[str, Any]:
 
 
 def build(params: dict[str, Any], seed: int, llm: str | None) -> FisheryModel:
-    return FisheryModel(**params, **({"llm": llm} if llm else {}), rng=seed)
+    """The page's game: its "of which LLM villagers" slider becomes the population handed to
+    the model (that many villagers on random seats answer through ``llm``)."""
+    params = dict(params)
+    n_llm = int(params.pop("llm_agents", 0) or 0)
+    players = Population(groups=[Group(llm=llm or "local", count=n_llm)]) if n_llm else None
+    return FisheryModel(**params, players=players, rng=seed)
 
 
 def _norm_text(model: FisheryModel, v: Any) -> str:
@@ -131,8 +137,8 @@ def snapshot(model: FisheryModel) -> FisheryView:
     return FisheryView(
         round=model.round,
         series=series,
-        capacity=float(model.capacity),
-        collapse_threshold=float(model.collapse_threshold),
+        capacity=float(model.p.capacity),
+        collapse_threshold=float(model.p.collapse_threshold),
         h_opt=float(model.h_opt),
         shared_policy=policy_words(model.shared_policy),
         norm_history=[(r, policy_words(p)) for r, p in model.norm_history],
@@ -152,11 +158,11 @@ def collapse_cause(model: FisheryModel) -> str:
     t = int(model.survival_time)
     collected = model.datacollector.model_vars
     stock = float(collected["stock"][t])
-    if getattr(model, "regrowth", "logistic") == "doubling":  # checked before the doubling
+    if model.p.regrowth == "doubling":  # checked before the doubling
         stock = float(model.stock_after_harvest) if t == model.round else stock / 2.0
-    starved = int(model.n_agents) - int(collected["n_alive"][t])
-    threshold = fmt(model.collapse_threshold)
-    fell = stock <= model.collapse_threshold
+    starved = int(model.p.n_agents) - int(collected["n_alive"][t])
+    threshold = fmt(model.p.collapse_threshold)
+    fell = stock <= model.p.collapse_threshold
     who = f"{starved} villager{'s' if starved != 1 else ''} starved"
     if fell and starved > 0:
         return f"the stock fell to {fmt(stock)}, at or below the collapse threshold {threshold}, and {who}"

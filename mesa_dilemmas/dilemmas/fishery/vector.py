@@ -45,14 +45,14 @@ villagers only (no ``players`` population, no ``llm_agents``), numeric proposals
 (``proposal_form = "number"``; text norms vote by plurality over sentences).  Everything else --
 typed populations, both punisher profiles, the punishment shock, doubling regrowth, fines per
 punisher, sanction learning, personal caps, the ablations, deaths with ``stop_at_collapse =
-false`` -- runs here.  A model parameter the engine does not declare sends the run to the Mesa
-model, and ``tests/test_fishery_vector_properties.py`` fails until it is declared; the same
-test draws every declared parameter at once (hypothesis) and requires identical rows.
+false`` -- runs here.  A parameter (``params_model(FisheryModel)``: the model's
+``Parameters`` and ``Shorthands``) the engine does not declare sends the run to the Mesa model,
+and ``tests/test_fishery_vector_properties.py`` fails until it is declared; the same test draws
+every declared parameter at once (hypothesis) and requires identical rows.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.fishery.model import FisheryModel
 from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence
 from mesa_dilemmas.dilemmas.fishery.villagers import TYPE_RANGES
@@ -68,14 +69,16 @@ from mesa_dilemmas.dilemmas.fishery.villagers import TYPE_RANGES
 #: the model's step reporters, in its DataCollector's order (declared once, on the model)
 REPORTERS = tuple(FisheryModel.STEP_REPORTERS)
 
+#: every scenario parameter's default: the model's ``Parameters`` and its ``Shorthands``
 DEFAULTS = {
-    name: p.default
-    for name, p in inspect.signature(FisheryModel.__init__).parameters.items()
-    if p.default is not inspect.Parameter.empty
+    name: field.default
+    for name, field in params_model(FisheryModel).model_fields.items()
+    if not field.is_required()
 }
 
 
-#: the model parameters this engine runs, at every value the model accepts (the equality
+#: the parameters (``params_model(FisheryModel)``: the model's ``Parameters`` and its
+#: scenario ``Shorthands``) this engine runs, at every value the model accepts (the equality
 #: test draws each of them: ``tests/test_fishery_vector_properties.py``)
 SUPPORTED = frozenset(
     {

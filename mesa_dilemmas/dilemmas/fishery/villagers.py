@@ -76,8 +76,8 @@ class VillagerRules(RulePolicy):
         me = self.agent
         model = me.model
         e = float(me.strategy_effort)
-        if model.respect_personal_cap and model.stock > 0:
-            e = min(e, float(me.personal_norm) / (model.catchability * model.stock))
+        if model.p.respect_personal_cap and model.stock > 0:
+            e = min(e, float(me.personal_norm) / (model.p.catchability * model.stock))
         return e
 
     def punish(self, decision: Decision) -> str:
