@@ -130,9 +130,9 @@ def test_who_punished_whom_matches_the_games_sanctions_and_fines() -> None:
         model.step()
         pairs = model.sanctions
         assert len(pairs) == model.punishments
-        counts = np.bincount([b for _, b in pairs], minlength=len(model.punished))
-        assert counts.tolist() == model.punished.tolist()
-        assert all(a != b and model.alive[a] for a, b in pairs)
+        counts = np.bincount([b for _, b in pairs], minlength=len(model.villagers))
+        assert counts.tolist() == model.seats.get("punished")
+        assert all(a != b and model.villagers[a].alive for a, b in pairs)
         seen += len(pairs)
     assert seen > 0
     from mesa_dilemmas.dilemmas.fishery.agent_view import fishery_chart, sanctions_text

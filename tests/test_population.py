@@ -90,13 +90,16 @@ def _policies(model) -> list[str]:
 
 
 def test_fishery_shorthand_and_population_build_the_same_lake():
-    short = FisheryModel(n_agents=6, llm_agents=2, llm="replay:local", rng=3)
+    short = build_model(FisheryModel, {"n_agents": 6, "llm_agents": 2, "llm": "replay:local"}, 3)
     table = {"groups": [{"llm": "replay:local", "count": 2}]}
     full = FisheryModel(n_agents=6, players=table, rng=3)
     assert _policies(short) == _policies(full)
-    assert short.language.tolist() == full.language.tolist() and short.language.sum() == 2
+    language = short.seats.get("language")
+    assert language == full.seats.get("language") and sum(language) == 2
     assert [a.norm_text for a in short.villagers] == [a.norm_text for a in full.villagers]
-    np.testing.assert_array_equal(short.strategy_effort, full.strategy_effort)
+    np.testing.assert_array_equal(
+        short.seats.get("strategy_effort"), full.seats.get("strategy_effort")
+    )
 
 
 def test_several_models_and_rule_players_in_one_game():
