@@ -268,15 +268,14 @@ def llm_seat_decisions(
     model_cls: type[mesa.Model], params: Mapping[str, Any], steps: int
 ) -> list[tuple[Decision, Any]]:
     """The decisions LLM seats are asked, when the game takes a population (else none)."""
-    from mesa_dilemmas.dilemmas.base import params_model
+    from mesa_dilemmas.dilemmas.base import params_model, shorthand_names
 
     if "players" not in params_model(model_cls).model_fields:
         return []
     seat = {"factory": "mesa_dilemmas.testing:llm_seat"}
     roles = {r: seat for r in getattr(model_cls, "POPULATION_ROLES", ())}
-    shorthand = {
-        k: v for k, v in params.items() if k not in ("llm_agents", "llm_players", "policy_factory")
-    }
+    names = shorthand_names(model_cls)  # the seats come from the population below
+    shorthand = {k: v for k, v in params.items() if k not in names}
     _LLM_SEAT_LOG.clear()
     # every seat an LLM's, then half of them (so rule players' moves reach LLM seats: offers, votes)
     for fraction in (1.0, 0.5):

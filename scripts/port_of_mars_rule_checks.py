@@ -50,7 +50,7 @@ def main() -> None:
             while m.running:
                 m.step()
             survived += m.survived
-            for p in m.players:
+            for p in m.seats:
                 taken[p.label] = taken.get(p.label, 0) + p.dirty_taken
                 opps[p.label] = opps.get(p.label, 0) + p.dirty_opportunities
                 wins[p.label] = wins.get(p.label, 0) + (p.seat in m.winners)

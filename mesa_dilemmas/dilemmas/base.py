@@ -213,6 +213,7 @@ def expand_params(model_cls: type, params: Mapping[str, Any]) -> dict[str, Any]:
     names = shorthand_names(model_cls)
     if not any(name in params for name in names):
         return dict(params)
+    model_cls.validate_params(dict(params))  # "llm_agents: 4 exceeds n_agents=3", in its words
     expanded = {k: v for k, v in params.items() if k not in names}
     expanded["players"] = model_cls.population_from_params(dict(params))
     return expanded
