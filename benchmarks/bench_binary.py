@@ -45,14 +45,14 @@ from pathlib import Path
 import mesa
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import (
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, make_game
+from mesa_dilemmas.dilemmas.binary.strategies import (
     ACTION_CODE,
     GameDescription,
     StrategyEntry,
     load_strategy_set,
 )
-from mesa_dilemmas.dilemmas.binary.game import play_batch
-from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, make_game
 
 SIZES = (4, 16, 64, 256)
 
@@ -249,9 +249,9 @@ def bench_sizes(game: str, quick: bool) -> dict[int, dict[str, float]]:
 def bench_self_play(
     game: str, rows: dict[int, dict[str, float]], quick: bool, processes: int
 ) -> None:
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.experiment import RunContext
-    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
 
     fraction_samples = 4 if quick else 20
     sc, opts = load_scenario(f"{game}/self_play", [f"options.samples={fraction_samples}"])
@@ -296,8 +296,11 @@ def bench_self_play(
 
 
 def bench_evolution(game: str, rows: dict[int, dict[str, float]], quick: bool) -> None:
+    from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import (
+        CulturalEvolutionOptions,
+        Evolution,
+    )
     from mesa_dilemmas.scenarios.config import load_scenario
-    from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionOptions, Evolution
 
     _, opts = load_scenario(f"{game}/cultural_evolution")
     print(
@@ -326,10 +329,13 @@ def bench_paths(game: str, quick: bool) -> None:
     import pandas as pd
 
     from mesa_dilemmas.dilemmas.binary import engine
+    from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import (
+        EvolutionTask,
+        run_evolution_task,
+    )
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment, prepare_sets
     from mesa_dilemmas.scenarios.config import load_scenario
-    from mesa_dilemmas.scenarios.cultural_evolution import EvolutionTask, run_evolution_task
     from mesa_dilemmas.scenarios.experiment import RunContext
-    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment, prepare_sets
 
     samples = 2 if quick else 10
     sp_sc, sp_opts = load_scenario(f"{game}/self_play", [f"options.samples={samples}"])

@@ -122,9 +122,9 @@ def ours(
     seed: int = 0,
     per_match: bool = False,
 ) -> tuple[np.ndarray, float, dict]:
-    from mesa_dilemmas.agents.strategies import published
-    from mesa_dilemmas.agents.strategies.loader import _import_path
     from mesa_dilemmas.dilemmas.binary.rules import make_game
+    from mesa_dilemmas.dilemmas.binary.strategies import published
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import _import_path
 
     published.install_shims()
     module = _import_path(file.resolve())
@@ -145,8 +145,8 @@ def ours(
 
 def _play_batch_classes(game, rows, seed, per_match=False):
     """Our engine's per-round loop on in-process strategy classes (trusted: the caller's choice)."""
-    from mesa_dilemmas.agents.strategies.loader import StrategyEntry
     from mesa_dilemmas.dilemmas.binary.engine import play_in_process
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry
 
     lineups = [[StrategyEntry(name=c.name, cls=c) for c in row] for row in rows]
     if not per_match:
@@ -199,7 +199,7 @@ def authors_src(path: str | None) -> tuple[str | None, str | None]:
 
 
 def file_format(module) -> str:
-    from mesa_dilemmas.agents.strategies.published import call_format, published_classes
+    from mesa_dilemmas.dilemmas.binary.strategies.published import call_format, published_classes
 
     formats = {call_format(c) for c in published_classes(module)}
     return formats.pop() if len(formats) == 1 else "mixed"
@@ -208,7 +208,7 @@ def file_format(module) -> str:
 def prepared_histories(result, game, module, lineups, fmt: str):
     """Per match and round, the arguments of every seat's ``__call__`` as the authors' engine
     passes them (built from a game our engine played; built before any clock starts)."""
-    from mesa_dilemmas.agents.strategies import published as pub
+    from mesa_dilemmas.dilemmas.binary.strategies import published as pub
 
     store = result.store
     stock = game.HAS_STOCK
@@ -271,8 +271,8 @@ def floor_cpu(players, calls) -> float:
 
 def _cpu_sandboxed(game, lineups, entropies) -> float:
     """CPU of this process and of every worker (one per unit of trust: per file copy)."""
-    from mesa_dilemmas.agents.strategies.sandbox import all_sandboxes
     from mesa_dilemmas.dilemmas.binary.game import play_batch
+    from mesa_dilemmas.sandbox import all_sandboxes
 
     boxes = all_sandboxes()
     w0, t0 = sum(b.worker_cpu() for b in boxes), time.process_time()
@@ -291,10 +291,10 @@ def _cpu_in_process(game, lineups, entropies) -> float:
 
 
 def time_file(file: Path, args, engines: dict[str, str]) -> list[dict]:
-    from mesa_dilemmas.agents.strategies import StrategyEntry, load_strategy_set, published
-    from mesa_dilemmas.agents.strategies.loader import _import_path
     from mesa_dilemmas.dilemmas.binary.game import play_batch
     from mesa_dilemmas.dilemmas.binary.rules import make_game
+    from mesa_dilemmas.dilemmas.binary.strategies import StrategyEntry, load_strategy_set, published
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import _import_path
 
     published.install_shims()
     game_name = game_of(file)

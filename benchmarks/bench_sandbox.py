@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import StrategyEntry, load_strategy_set
-from mesa_dilemmas.agents.strategies.loader import _import_path
-from mesa_dilemmas.agents.strategies.published import adapt, published_classes
-from mesa_dilemmas.agents.strategies.sandbox import default_sandbox
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import StrategyEntry, load_strategy_set
+from mesa_dilemmas.dilemmas.binary.strategies.loader import _import_path
+from mesa_dilemmas.dilemmas.binary.strategies.published import adapt, published_classes
+from mesa_dilemmas.sandbox import default_sandbox
 
 GENERATED = Path(__file__).parent.parent / "tests" / "strategy_corpus" / "generated"
 SET = (
@@ -95,10 +95,10 @@ def memo_benchmark(repeat: int) -> None:
     import pandas as pd
 
     from mesa_dilemmas.dilemmas.binary import sandboxed as sb
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
+    from mesa_dilemmas.dilemmas.binary.experiments.strategy_writing import mark_determinism
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.experiment import RunContext
-    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
-    from mesa_dilemmas.scenarios.strategy_writing import mark_determinism
 
     root = Path(tempfile.mkdtemp())
     shutil.copytree(GENERATED, root, dirs_exist_ok=True)
@@ -121,7 +121,7 @@ def memo_benchmark(repeat: int) -> None:
             for on in (False, True):
                 sb.set_memoise(on)
                 sb._MEMO.clear()  # in this process; the worker's memo starts cold in a new one
-                from mesa_dilemmas.agents.strategies.sandbox import close_all
+                from mesa_dilemmas.sandbox import close_all
 
                 close_all()  # every file's worker: their memos start cold
                 t0 = time.perf_counter()

@@ -24,7 +24,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mesa_dilemmas.llm.cli",
     "mesa_dilemmas.viz.dashboard_cli",
     "mesa_dilemmas.reproduction",
-    "mesa_dilemmas.scenarios.strategy_writing",  # `strategies generate`
     "mesa_dilemmas.scenarios.size",  # `estimate`: an LLM scenario's calls, tokens and dollars
     "mesa_dilemmas.scenarios.sensitivity",  # `sensitivity`: Sobol / Morris indices of a run metric
     "mesa_dilemmas.scenarios.calibrate",  # `calibrate`: optuna search against target statistics

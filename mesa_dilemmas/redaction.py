@@ -1,9 +1,10 @@
 """Secrets never reach the run's outputs: API keys are replaced by ``[redacted]``.
 
-The implementation behind :mod:`mesa_dilemmas.llm.redact` (which re-exports
-all of it), kept in the lowest layer so that the sandbox's pool -- which may not
-import the LLM layer -- redacts every text a worker sends back with the same
-rules and the same registry of keys.
+A shared layer below every other: the LLM layer hides keys with it in every error text,
+request and response before it reaches the run record, the cache or the terminal, and the
+sandbox's pool (which may not import the LLM layer) in every text a worker sends back -- the
+same rules and the same registry of keys (:func:`register`: every key a backend was built
+with).
 
 A secret is the value of any environment variable an LLM backend reads its key
 from (the SDKs' usual names and any ``api_key_env`` configured) plus every key a
@@ -34,19 +35,19 @@ from typing import Any
 #: environment variables that hold provider keys by default
 KEY_ENV_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 #: any other variable whose name says it holds a key, token or secret
-_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET)$", re.IGNORECASE)
+SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET)$", re.IGNORECASE)
 #: shorter values are not treated as secrets, and shorter prefixes are not hidden (they would
 #: redact ordinary words)
 MIN_LENGTH = 8
 MARK = "[redacted]"
 
-_KNOWN: set[str] = set()
+KNOWN: set[str] = set()
 
 
 def register(secret: str | None) -> None:
     """Remember a secret this process uses (a backend's API key)."""
     if secret and len(secret) >= MIN_LENGTH:
-        _KNOWN.add(secret)
+        KNOWN.add(secret)
 
 
 #: the names of the environment's secret-holding variables, and the set of names they were
@@ -60,7 +61,7 @@ def _secret_names() -> tuple[str, ...]:
     # every name on every call
     names = frozenset(getattr(os.environ, "_data", os.environ))
     if names != _NAMES[0]:
-        found = tuple(n for n in os.environ if n in KEY_ENV_NAMES or _SECRET_NAME.search(n))
+        found = tuple(n for n in os.environ if n in KEY_ENV_NAMES or SECRET_NAME.search(n))
         _NAMES = (names, found)
     return _NAMES[1]
 
@@ -68,7 +69,7 @@ def _secret_names() -> tuple[str, ...]:
 def secrets() -> list[str]:
     """Every secret to hide: the keys backends registered, and the current values of the
     environment variables named like keys (read afresh on every call)."""
-    found = set(_KNOWN)
+    found = set(KNOWN)
     for name in _secret_names():
         value = os.environ.get(name)
         if value is not None and len(value) >= MIN_LENGTH:

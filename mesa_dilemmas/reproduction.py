@@ -22,11 +22,11 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -43,7 +43,6 @@ from mesa_dilemmas.files import out_dir_problem, write_text_atomic
 
 if TYPE_CHECKING:
     from mesa_dilemmas.analysis.register import Register
-    from mesa_dilemmas.dilemmas.binary.paper002 import PublishedSelfPlay
 
 
 @dataclass
@@ -78,13 +77,13 @@ class Report:
     reused: list[str] = field(default_factory=list)
     #: experiment -> why it could not run (one line; ``tolerate`` runs only)
     failed: dict[str, str] = field(default_factory=dict)
-    #: replaces the report's paragraph on what runs (``reproduce --strategies``)
+    #: replaces the report's paragraph on what runs (a :class:`ReproduceSource`'s run)
     intro: list[str] = field(default_factory=list)
     #: claims about LLM players, not run here, each with the estimate of one run (or why none)
     llm: list[tuple[LLMClaim, str]] = field(default_factory=list)
     #: the independent seed streams every judged claim ran on (1..k)
     streams: int = 1
-    #: lines on the published strategies (flagged and fell back, per model)
+    #: lines a :class:`ReproduceSource` adds after the sections (what its inputs flagged)
     flagged: list[str] = field(default_factory=list)
     #: what one dry run of a scenario costs on a model, by (scenario, model): the register's
     #: LLM rows and the LLM claims (recomputed on every invocation)
@@ -669,373 +668,37 @@ def _mode_note(mode: Mode) -> str:
     return "Mode **tiny**: a structural check of the report only; the numbers mean nothing."
 
 
-# -- paper 002 on the authors' published strategy sets ------------------------------------------
-
-#: per mode, the sizes of the runs on published sets (full: the scenarios as bundled, the paper's)
-PUBLISHED_SIZES: dict[str, dict[str, list[str]]] = {
-    "self_play": {
-        "tiny": ["options.samples=2", "options.group_sizes=[4,8]", "options.splits=2"],
-        "quick": ["options.samples=20", "options.group_sizes=[4,16,64]", "options.splits=5"],
-        "full": [],
-    },
-    "evolution": {
-        "tiny": [
-            "options.runs=1",
-            "options.group_sizes=[4]",
-            "options.population=16",
-            "options.survivors=4",
-            "options.max_generations=2",
-        ],
-        "quick": [
-            "options.runs=4",
-            "options.population=128",
-            "options.survivors=16",
-            "options.max_generations=30",
-        ],
-        "full": [],
-    },
-}
-#: per mode, (rollouts, strategies per set) of the behavioural analysis (None: all)
-BEHAVIOUR_SIZES: dict[str, tuple[int, int | None]] = {
-    "tiny": (2, 3),
-    "quick": (10, 64),
-    "full": (50, None),
-}
+# -- other inputs: the games' reproduce sources --------------------------------------------------
 
 
-@dataclass
-class PublishedGame:
-    """One game's folder (or file) of the authors' strategies: model -> its file, the models
-    that lack one of the two attitudes, and the game's self-play claim."""
+@dataclass(frozen=True)
+class ReproduceSource:
+    """Another input ``reproduce`` judges claims on instead of the bundled experiments, given by
+    its own option (``reproduce --OPTION VALUE``; entry point group
+    ``mesa_dilemmas.reproduce_sources``).
 
-    game: str
-    path: Path
-    models: dict[str, Path]
-    skipped: dict[str, str]
-    claim: PublishedSelfPlay
+    ``find(value, only)`` reads the input before anything is written (a one-line
+    :class:`ConfigError` when nothing there can be used) and returns what it found;
+    ``run(value, found, mode=, out=, processes=, progress=, only=, streams=)`` runs and judges
+    its claims into a :class:`Report`.  Its claims run on one seed stream unless ``--streams``
+    says more."""
 
-    def set_ref(self, model: str, attitude: str) -> str:
-        return f"{self.models[model]}#{attitude}"
+    option: str
+    metavar: str
+    help: str
+    find: Callable[[Path, set[str]], Any]
+    run: Callable[..., Report]
 
-
-def published_games(
-    path: Path, only: set[str] | frozenset[str] = frozenset()
-) -> list[PublishedGame]:
-    """The games of the authors' strategy folder at ``path`` (their ``strategies/``, a checkout
-    of their repository, one game's folder or one model's file), with the models found in each.
-    Raises :class:`ConfigError` (one line) when nothing there can be played."""
-    from mesa_dilemmas.agents.strategies.loader import (
-        game_folders,
-        load_strategy_set,
-        strategy_files,
-    )
-    from mesa_dilemmas.dilemmas.registry import CLAIMS, load_extensions
-    from mesa_dilemmas.scenarios.config import ConfigError
-
-    claims = {
-        game: module.PUBLISHED
-        for game, module in load_extensions(CLAIMS).items()
-        if hasattr(module, "PUBLISHED")
-    }
-    if not path.exists():
-        raise ConfigError(f"--strategies {path}: no such file or folder")
-    if path.is_file():
-        folders = {path.parent.name: path}
-    else:
-        folders = game_folders(path) or ({path.name: path} if strategy_files(path) else {})
-    if not folders:
-        raise ConfigError(
-            f"--strategies {path}: no strategy files (*.py) and no folder of them per game"
-        )
-    if named := only & set(folders):  # --only names games: load only theirs
-        folders = {g: f for g, f in folders.items() if g in named}
-    unknown = sorted(set(folders) - set(claims))
-    folders = {g: f for g, f in folders.items() if g in claims}
-    if not folders:
-        raise ConfigError(
-            f"--strategies {path}: found {', '.join(unknown)}, but paper 002's games are "
-            f"{', '.join(claims)} (name the folders after them, as the authors do)"
-        )
-    found = []
-    for game, folder in folders.items():
-        try:
-            strategy_set = load_strategy_set(folder)
-        except ValueError as exc:
-            raise ConfigError(f"--strategies {folder}: {' '.join(str(exc).split())}") from None
-        models: dict[str, Path] = {}
-        attitudes: dict[str, set[str]] = {}
-        for e in strategy_set:
-            model = e.source or folder.stem
-            attitudes.setdefault(model, set()).add(str(e.attitude))
-            if e.module is not None:
-                models.setdefault(model, Path(e.module))
-        skipped = {
-            m: f"only {', '.join(sorted(a))} strategies"
-            for m, a in attitudes.items()
-            if not {"collective", "exploitative"} <= a
-        }
-        usable = {m: f for m, f in sorted(models.items()) if m not in skipped}
-        found.append(PublishedGame(game, folder, usable, skipped, claims[game]))
-    if not any(g.models for g in found):
-        why = "; ".join(f"{g.game}/{m}: {w}" for g in found for m, w in g.skipped.items())
-        raise ConfigError(
-            f"--strategies {path}: no model has both collective and exploitative strategies ({why})"
-        )
-    return found
+    @property
+    def dest(self) -> str:
+        return self.option.lstrip("-").replace("-", "_")
 
 
-def published_plan(
-    games: Sequence[PublishedGame],
-) -> tuple[list[Experiment], list[Claim], dict[tuple[str, str], str], dict[tuple[str, str], str]]:
-    """The experiments and claims of paper 002 on published sets, the paper's value per claim
-    ((experiment, statement) -> text) and each claim's key in the claims register
-    ((experiment, statement) -> ``KEY@GG/MODEL``, :func:`~.analysis.register.published_key`)."""
-    from functools import partial, update_wrapper
+def registered_sources() -> list[ReproduceSource]:
+    """Every registered :class:`ReproduceSource`, by entry point name."""
+    from mesa_dilemmas.dilemmas.registry import REPRODUCE_SOURCES, load_extensions
 
-    from mesa_dilemmas.analysis.register import published_key
-    from mesa_dilemmas.dilemmas.binary.paper002 import (
-        MODEL_NAMES,
-        judge_evolution,
-        paper_evolution_text,
-    )
-
-    experiments: list[Experiment] = []
-    claims: list[Claim] = []
-    paper: dict[tuple[str, str], str] = {}
-    keys: dict[tuple[str, str], str] = {}
-    for g in games:
-        pub = g.claim
-        for model in g.models:
-            name = MODEL_NAMES.get(model, model)
-            stated = pub.claims_for(model)
-            if not stated:  # the paper says nothing specific of this model here: not judged
-                statement = f"{pub.statement}: {name}"
-                claims.append(
-                    Claim("002", pub.where, statement, "", _not_judged, note=pub.unstated(model))
-                )
-                paper[("", statement)] = "-"
-                continue
-            sets = [
-                f"options.collective_set='{g.set_ref(model, 'collective')}'",
-                f"options.exploitative_set='{g.set_ref(model, 'exploitative')}'",
-            ]
-            sizes = PUBLISHED_SIZES["self_play"]
-            key = f"{g.game}-{model}-self_play"
-            experiments.append(
-                Experiment(
-                    key,
-                    f"{g.game}/self_play",
-                    tiny=[*sets, *sizes["tiny"]],
-                    quick=[*sets, *sizes["quick"]],
-                    full=[*sets, *sizes["full"]],
-                )
-            )
-            for said in stated:
-                statement = f"{pub.statement}: {name}: {said.said}"
-                claim = Claim("002", pub.where, statement, key, said.judge)
-                claims.append(claim)
-                paper[(key, statement)] = said.said
-                keys[(key, statement)] = published_key(claim.key, g.game, model)
-        if not g.models:
-            continue
-        refs = [g.set_ref(m, a) for m in g.models for a in ("collective", "exploitative")]
-        sets = [f"options.sets={json.dumps(refs)}"]
-        sizes = PUBLISHED_SIZES["evolution"]
-        key = f"{g.game}-evolution"
-        experiments.append(
-            Experiment(
-                key,
-                f"{g.game}/cultural_evolution",
-                tiny=[*sets, *sizes["tiny"]],
-                quick=[*sets, *sizes["quick"]],
-                full=[*sets, *sizes["full"]],
-            )
-        )
-        statement = (
-            f"{g.game.replace('_', ' ').title()} cultural evolution: the winning attitude per "
-            f"group size ({len(g.models)} models)"
-        )
-        judge = update_wrapper(partial(judge_evolution, game=g.game), judge_evolution)
-        claims.append(Claim("002", "Sec. 6.2, Table 2", statement, key, judge))
-        keys[(key, statement)] = published_key("evolution", g.game)
-        paper[(key, statement)] = paper_evolution_text(g.game) + (
-            "" if set(g.models) <= set(MODEL_NAMES) else " (with the paper's six models)"
-        )
-    return experiments, claims, paper, keys
-
-
-def _not_judged(run_dir: Path) -> Verdict:  # never called: the claim names no experiment
-    return Verdict("-", "not judged", "not run")
-
-
-def flagged_lines(report: Report, games: Sequence[PublishedGame]) -> list[str]:
-    """Per game and model: how many of its published strategies the sandbox flagged in the
-    self-play run (each flagged strategy played D in the rounds it failed: the fallback)."""
-    from mesa_dilemmas.dilemmas.binary.paper002 import MODEL_NAMES
-
-    rows = []
-    for g in games:
-        for model in g.models:
-            run = report.runs.get(f"{g.game}-{model}-self_play")
-            summary_path = None if run is None else run[0] / "summary.json"
-            if summary_path is None or not summary_path.is_file():
-                continue
-            summary = json.loads(summary_path.read_text())
-            total = sum(int(s.get("size", 0)) for s in summary.get("sets", {}).values())
-            flagged = summary.get("flagged_strategies", {})
-            matches = sum(int(f.get("matches", 0)) for f in flagged.values())
-            first = next(iter(flagged.values()), {}).get("reason", "")
-            rows.append(
-                f"| {g.game} | {MODEL_NAMES.get(model, model)} | {len(flagged)} of {total} | "
-                f"{matches:,} | {' '.join(str(first).split())[:120] or '-'} |"
-            )
-    if not rows:
-        return []
-    return [
-        "## Published strategies the sandbox flagged",
-        "",
-        "Per model, in its self-play run: the strategies that misbehaved at least once (an "
-        "error, a timeout, an answer that is not C or D) and so fell back to D in the rounds "
-        "they failed. A model the paper says nothing specific about in a game plays no "
-        "self-play there, so it has no row for that game.",
-        "",
-        "| game | model | strategies flagged | matches with a fallback | first reason |",
-        "|---|---|---|---|---|",
-        *rows,
-        "",
-    ]
-
-
-def behaviour_section(games: Sequence[PublishedGame], source: Path) -> SectionFn:
-    """Table 1 and Figure 1 on the published sets: per game and model, Cohen's d between the
-    model's two attitudes and each attitude's MPD beside the paper's, and the PCA's variance."""
-
-    def make(*, mode: Mode, out: Path, processes: int, progress: bool, **_: object) -> Section:
-        from mesa_dilemmas.dilemmas.binary.cli import analyse
-        from mesa_dilemmas.dilemmas.binary.paper002 import (
-            MODEL_NAMES,
-            PCA_EXPLAINED,
-            d_text,
-            table1_row,
-        )
-
-        rollouts, limit = BEHAVIOUR_SIZES[mode]
-        started = time.perf_counter()
-        lines = [
-            "## Paper 002 on the published sets: behaviour (Table 1, Fig. 1)",
-            "",
-            f"Strategies from `{source}`; {rollouts} rollouts per opponent history"
-            + (f", the first {limit} strategies of each set." if limit else ", every strategy."),
-            "",
-            "| game | model | d paper | d ours | MPD collective paper / ours "
-            "| MPD exploitative paper / ours | PC1, PC2 ours (paper, all six models) |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for g in games:
-            if not g.models:
-                continue
-            if progress:
-                print(f"reproduce: {g.game} behaviour ({len(g.models)} models)", flush=True)
-            models = list(g.models)
-            result = None
-            while models and result is None:
-                refs = [g.set_ref(m, a) for m in models for a in ("collective", "exploitative")]
-                try:
-                    result = analyse(
-                        refs,
-                        game=g.game,
-                        rollouts=rollouts,
-                        processes=processes,
-                        references=False,
-                        limit=limit,
-                    )
-                except ValueError as exc:  # a set every strategy of which misbehaved: left out
-                    why = " ".join(str(exc).split())
-                    bad = [m for m in models if f"'{m}#" in why] or models
-                    for m in bad:
-                        lines.append(f"| {g.game} | {MODEL_NAMES.get(m, m)} | stopped: {why} |||||")
-                    models = [m for m in models if m not in bad]
-            if result is None:
-                continue
-            table = result.table
-            (out / "behaviour").mkdir(parents=True, exist_ok=True)
-            table.to_csv(out / "behaviour" / f"{g.game}.csv", index=False)
-            pcs = ", ".join(f"{v:.1%}" for v in result.explained[:2])
-            paper_pcs = ", ".join(f"{v:.1%}" for v in PCA_EXPLAINED)
-            for model in models:
-                rows = table[table["source"] == model].set_index("attitude")
-                said = table1_row(g.game, model)
-                d = float(rows["d"].iloc[0]) if len(rows) else None
-                mpd = {a: float(rows.loc[a, "MPD"]) for a in rows.index}
-                lines.append(
-                    f"| {g.game} | {MODEL_NAMES.get(model, model)} | "
-                    f"{d_text(said[2] if said else None)} | {d_text(d)} | "
-                    f"{d_text(said[0] if said else None)} / {d_text(mpd.get('collective'))} | "
-                    f"{d_text(said[1] if said else None)} / {d_text(mpd.get('exploitative'))} | "
-                    f"{pcs} ({paper_pcs}) |"
-                )
-        lines.append("")
-        return Section("published_behaviour", lines, wall=time.perf_counter() - started)
-
-    return make
-
-
-def reproduce_published(
-    strategies: Path,
-    mode: Mode,
-    out: Path,
-    processes: int,
-    progress: bool,
-    only: set[str],
-    games: list[PublishedGame] | None = None,
-    streams: int = 1,
-) -> Report:
-    """Paper 002's claims (Figs. 2-4 per model, Table 2 per game, Table 1 and Fig. 1) on the
-    authors' published strategy sets at ``strategies`` (``games``: as found there already)."""
-    from mesa_dilemmas.dilemmas.binary.paper002 import MODEL_NAMES
-    from mesa_dilemmas.scenarios.config import ConfigError
-
-    games = published_games(strategies, only) if games is None else games
-    if only:
-        for g in games:
-            g.models = {m: f for m, f in g.models.items() if m in only or g.game in only}
-        games = [g for g in games if g.models]
-        if not games:
-            raise ConfigError(f"--only: no game or model of {strategies} matches {sorted(only)}")
-    experiments, claims, paper, keys = published_plan(games)
-    report = run_experiments(
-        experiments,
-        claims,
-        mode,
-        out,
-        progress,
-        processes=processes,
-        sections=[behaviour_section(games, strategies)],
-        tolerate=True,
-        streams=streams,
-    )
-    for o in report.outcomes:
-        o.paper = paper.get((o.claim.experiment, o.claim.statement), "")
-        o.register_key = keys.get((o.claim.experiment, o.claim.statement), "")
-    report.register_papers = {"002"}
-    report.flagged = flagged_lines(report, games)
-    listed = "; ".join(
-        f"{g.game}: {', '.join(MODEL_NAMES.get(m, m) for m in g.models) or 'none'}"
-        + (
-            " (left out: " + ", ".join(f"{m}, {w}" for m, w in g.skipped.items()) + ")"
-            if g.skipped
-            else ""
-        )
-        for g in games
-    )
-    report.intro = [
-        f"Paper 002's claims run on the authors' published strategy sets in `{strategies}`, one",
-        f"model at a time (models by game: {listed}). What the paper says of each model",
-        "stands beside ours, in our words, and is judged as it says it (a model it calls flat by",
-        "an equivalence test, its named exception as the exception); a model it says nothing",
-        "specific about in a game is listed and not judged.",
-    ]
-    return report
+    return list(load_extensions(REPRODUCE_SOURCES).values())
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -1075,16 +738,20 @@ def cmd_reproduce(args: object) -> int:
     if not 1 <= args.processes <= cores:  # type: ignore[attr-defined]
         raise ConfigError(f"--processes: must be between 1 and {cores} (this machine's cores)")
     only = set(args.only or [])  # type: ignore[attr-defined]
-    strategies = getattr(args, "strategies", None)
+    given = [(s, getattr(args, s.dest, None)) for s in registered_sources()]
+    given = [(s, Path(v)) for s, v in given if v is not None]
+    if len(given) > 1:
+        raise ConfigError(f"{given[0][0].option} and {given[1][0].option}: give one of them")
+    source = given[0] if given else None
     from mesa_dilemmas.scenarios.batch import REPORT_STREAMS
 
     streams = getattr(args, "streams", None)
     if streams is None:
-        streams = 1 if strategies is not None else STREAMS[mode]
+        streams = 1 if source is not None else STREAMS[mode]
     if not 1 <= streams <= len(REPORT_STREAMS):
         raise ConfigError(f"--streams: must be between 1 and {len(REPORT_STREAMS)}")
-    if strategies is not None:
-        games = published_games(Path(strategies), only)  # checked before anything is written
+    if source is not None:
+        found = source[0].find(source[1], only)  # checked before anything is written
         claims: list[Claim] = []
     else:
         EXPERIMENTS, CLAIMS, SECTIONS = registered_claims()  # noqa: N806
@@ -1095,15 +762,15 @@ def cmd_reproduce(args: object) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--out {out}: cannot create it: {exc.strerror or exc}") from None
-    if strategies is not None:
-        report = reproduce_published(
-            Path(strategies),
-            mode,
-            out,
+    if source is not None:
+        report = source[0].run(
+            source[1],
+            found,
+            mode=mode,
+            out=out,
             processes=args.processes,  # type: ignore[attr-defined]
             progress=not args.no_progress,  # type: ignore[attr-defined]
             only=only,
-            games=games,
             streams=streams,
         )
     else:
@@ -1177,20 +844,18 @@ def register(sub: object) -> None:
         default=1,
         help="worker processes for each run and the robustness check (results do not change)",
     )
-    p.add_argument(
-        "--strategies",
-        metavar="PATH",
-        help="paper 002's claims on the authors' published strategy files instead: their "
-        "strategies/ folder (or a checkout of their repository, one game's folder, one file); "
-        "self-play per model, cultural evolution and the behavioural analysis per game",
-    )
+    sources = registered_sources()
+    for source in sources:  # the games' other inputs, each its own option
+        p.add_argument(source.option, metavar=source.metavar, help=source.help)
     p.add_argument(
         "--streams",
         type=int,
         default=None,
         metavar="K",
         help="run every judged claim on K independent seed streams and say in how many its "
-        "verdict holds (default: 1 tiny, 3 quick, 5 full; 1 with --strategies)",
+        "verdict holds (default: 1 tiny, 3 quick, 5 full"
+        + "".join(f"; 1 with {s.option}" for s in sources)
+        + ")",
     )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_reproduce)

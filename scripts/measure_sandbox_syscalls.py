@@ -32,7 +32,7 @@ CORPUS = ROOT / "tests" / "strategy_corpus"
 #: run by ``python -c`` in the traced process: the CLI with the filter in measuring mode
 DRIVER = (
     "import sys\n"
-    "from mesa_dilemmas.agents.strategies.sandbox import pool\n"
+    "from mesa_dilemmas.sandbox import pool\n"
     "pool.MEASURE = True\n"
     "from mesa_dilemmas.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"

@@ -10,9 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import C, D, Strategy, StrategyEntry, load_strategy_set
 from mesa_dilemmas.dilemmas.binary import behaviour as bh
 from mesa_dilemmas.dilemmas.binary import cli as strategies_cli
+from mesa_dilemmas.dilemmas.binary.strategies import (
+    C,
+    D,
+    Strategy,
+    StrategyEntry,
+    load_strategy_set,
+)
 
 
 def test_exactly_961_distinct_opponent_histories() -> None:

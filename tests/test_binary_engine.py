@@ -9,10 +9,10 @@ import pytest
 
 from mesa_dilemmas.agents.decisions import InvalidAnswer
 from mesa_dilemmas.agents.policy import FixedPolicy
-from mesa_dilemmas.agents.strategies import C, D, Strategy, StrategyEntry, StrategyPolicy
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel, play_batch
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import C, D, Strategy, StrategyEntry, StrategyPolicy
 
 MIX = (
     "tft(0.5)",

@@ -9,17 +9,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.dilemmas.binary import figures as binary_figures
-from mesa_dilemmas.dilemmas.binary.rules import make_game
-from mesa_dilemmas.scenarios.config import ConfigError, load_scenario
-from mesa_dilemmas.scenarios.cultural_evolution import (
+from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import (
     CulturalEvolutionExperiment,
     CulturalEvolutionOptions,
     Evolution,
 )
+from mesa_dilemmas.dilemmas.binary.experiments.self_play import (
+    SelfPlayExperiment,
+    sample_indices,
+    split_points,
+)
+from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
+from mesa_dilemmas.scenarios.config import ConfigError, load_scenario
 from mesa_dilemmas.scenarios.experiment import RunContext
-from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment, sample_indices, split_points
 
 GAMES = ("public_goods", "collective_risk", "common_pool")
 

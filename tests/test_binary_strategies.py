@@ -8,7 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import (
+from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import (
     C,
     D,
     Strategy,
@@ -18,10 +21,7 @@ from mesa_dilemmas.agents.strategies import (
     parse_spec,
     resolve_strategy,
 )
-from mesa_dilemmas.agents.strategies.loader import ENV_PATH, _load_cached
-from mesa_dilemmas.dilemmas import game_model
-from mesa_dilemmas.dilemmas.binary.game import play_batch
-from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies.loader import ENV_PATH, _load_cached
 
 
 def respond(spec: str, opponents: list[str], game: str = "public_goods", n_rounds: int = 6) -> str:
@@ -104,7 +104,7 @@ def test_bundled_reference_sets() -> None:
 
 
 MODULE = '''
-from mesa_dilemmas.agents.strategies import C, D, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import C, D, Strategy
 
 
 class Sucker(Strategy):

@@ -8,18 +8,22 @@ import random
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import C, D, StrategyEntry
-from mesa_dilemmas.agents.strategies.base import (
+from mesa_dilemmas.dilemmas.binary import engine
+from mesa_dilemmas.dilemmas.binary.engine import Lineups
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import C, D, StrategyEntry
+from mesa_dilemmas.dilemmas.binary.strategies.base import (
     SeatStreams,
     mt_uniforms,
     seat_seed_int,
     vector_form_of,
 )
-from mesa_dilemmas.agents.strategies.reference import REFERENCE, GenerousTitForTat, TitForTat
-from mesa_dilemmas.dilemmas.binary import engine
-from mesa_dilemmas.dilemmas.binary.engine import Lineups
-from mesa_dilemmas.dilemmas.binary.game import play_batch
-from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies.reference import (
+    REFERENCE,
+    GenerousTitForTat,
+    TitForTat,
+)
 
 GAMES = ("public_goods", "collective_risk", "common_pool")
 
@@ -203,9 +207,12 @@ def test_streams_are_the_strategies_own_generators() -> None:
 
 
 def test_self_play_and_evolution_tasks_unchanged_by_the_forms(monkeypatch) -> None:
-    from mesa_dilemmas.agents.strategies.loader import load_strategy_set, resolve_set_ref
-    from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionOptions, Evolution
-    from mesa_dilemmas.scenarios.self_play import SelfPlayTask, run_self_play_task
+    from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import (
+        CulturalEvolutionOptions,
+        Evolution,
+    )
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayTask, run_self_play_task
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import load_strategy_set, resolve_set_ref
 
     task = SelfPlayTask(
         "public_goods",

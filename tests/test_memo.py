@@ -10,14 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.agents.strategies.sandbox import close_all
 from mesa_dilemmas.dilemmas.binary import sandboxed as sb
+from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import CulturalEvolutionExperiment
+from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
+from mesa_dilemmas.dilemmas.binary.experiments.strategy_writing import mark_determinism
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
+from mesa_dilemmas.sandbox import close_all
 from mesa_dilemmas.scenarios.config import load_scenario
-from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionExperiment
 from mesa_dilemmas.scenarios.experiment import RunContext
-from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
-from mesa_dilemmas.scenarios.strategy_writing import mark_determinism
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

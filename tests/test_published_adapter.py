@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import published as pub
-from mesa_dilemmas.agents.strategies.loader import _import_path
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import published as pub
+from mesa_dilemmas.dilemmas.binary.strategies.loader import _import_path
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -58,8 +58,8 @@ def _adapted(tmp_path: Path, fmt: str) -> type:
 
 @pytest.mark.parametrize("fmt", ["current", "paper"])
 def test_each_round_a_new_history_with_the_authors_arrays(tmp_path: Path, fmt: str) -> None:
-    from mesa_dilemmas.agents.strategies.loader import StrategyEntry
     from mesa_dilemmas.dilemmas.binary.engine import play_in_process
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry
 
     cls = _adapted(tmp_path, fmt)
     n, rounds = 4, 6
@@ -187,13 +187,13 @@ def test_the_module_functions_come_back_when_a_strategy_raises(tmp_path: Path) -
 
 
 def _empty_history():
-    from mesa_dilemmas.agents.strategies.history import HistoryStore
+    from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore
 
     return HistoryStore(1, 4, 10).player(0, 1)
 
 
 def test_a_round_is_built_once_per_store_and_never_serves_a_rewritten_one() -> None:
-    from mesa_dilemmas.agents.strategies.history import HistoryStore
+    from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore
 
     rng = np.random.default_rng(0)
     a, b = HistoryStore(2, 3, 5), HistoryStore(2, 3, 5)

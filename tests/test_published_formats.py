@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -113,9 +113,9 @@ def test_a_reseeding_strategy_spoils_nobody_else() -> None:
 
 
 def test_same_seed_same_self_play_with_a_reseeding_set(tmp_path: Path) -> None:
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.experiment import RunContext
-    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
 
     f = FIX / "reseeding.py"
     overrides = [  # the reseeder with constants is the exploitative side (reproducible itself)
@@ -137,9 +137,9 @@ def test_same_seed_same_self_play_with_a_reseeding_set(tmp_path: Path) -> None:
 
 
 def test_a_set_whose_strategies_all_fail_stops_the_run(tmp_path: Path) -> None:
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
     from mesa_dilemmas.scenarios.config import ConfigError, load_scenario
     from mesa_dilemmas.scenarios.experiment import RunContext
-    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
 
     bad = tmp_path / "broken.py"
     bad.write_text(
@@ -171,8 +171,8 @@ def test_which_classes_use_random_is_read_from_the_file_parsed_once():
     (whether the class mentions ``random``), without parsing the file once per class."""
     import inspect
 
-    from mesa_dilemmas.agents.strategies import published
-    from mesa_dilemmas.agents.strategies.loader import _import_path
+    from mesa_dilemmas.dilemmas.binary.strategies import published
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import _import_path
 
     checked = 0
     for path in sorted(FIX.glob("*.py")):

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -68,9 +68,9 @@ def test_a_set_without_strategies_is_an_error_that_says_why(tmp_path: Path) -> N
 
 def test_same_seed_same_self_play_with_any_number_of_processes(tmp_path: Path) -> None:
     """Strategies that draw on Python's and numpy's global generators are reproducible."""
+    from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
     from mesa_dilemmas.scenarios.config import load_scenario
     from mesa_dilemmas.scenarios.experiment import RunContext
-    from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
 
     overrides = [
         f"options.collective_set='{PUBLISHED / 'public_goods_collective.py'}'",

@@ -182,7 +182,8 @@ def test_reproduce_on_published_sets_writes_the_paper_002_section(tmp_path):
 def test_the_report_counts_flagged_published_strategies_per_model(tmp_path):
     from types import SimpleNamespace
 
-    from mesa_dilemmas.reproduction import Report, flagged_lines
+    from mesa_dilemmas.dilemmas.binary.reproduce import flagged_lines
+    from mesa_dilemmas.reproduction import Report
 
     run = tmp_path / "public_goods-claude-haiku-4-5-self_play"
     run.mkdir()

@@ -28,14 +28,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.agents.strategies.sandbox import (
+from mesa_dilemmas import redaction
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
+from mesa_dilemmas.sandbox import (
     SandboxLimits,
     get_limits,
     sandbox_for,
     set_limits,
 )
-from mesa_dilemmas.llm import redact
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -105,7 +105,7 @@ def _wait_for(condition, timeout: float, what: str) -> None:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not redact._SECRET_NAME.search(k)}
+    env = {k: v for k, v in os.environ.items() if not redaction.SECRET_NAME.search(k)}
     return {**env, "OPENAI_API_KEY": KEY}
 
 
@@ -263,7 +263,7 @@ def test_cultural_evolution_contains_the_escape_corpus(escape, tmp_path: Path) -
 
 
 BUSY = """
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 
 class Busy(Strategy):
@@ -313,7 +313,7 @@ def test_killing_a_run_ends_its_workers(tmp_path: Path) -> None:
 LOADS_SLOWLY = """
 import time
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 time.sleep(1.5)  # a slow disk, a loaded machine: wall-clock time, not CPU time
 
@@ -324,7 +324,7 @@ class Fine(Strategy):
 """
 
 SPINS_WHEN_LOADED = """
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 while True:
     pass
@@ -398,8 +398,8 @@ def test_works_as_non_root() -> None:
     """As an unprivileged user (nobody) the same layers apply, through a user namespace."""
     script = (
         "import json, sys\n"
-        "from mesa_dilemmas.agents.strategies import load_strategy_set\n"
-        "from mesa_dilemmas.agents.strategies.sandbox import all_sandboxes\n"
+        "from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set\n"
+        "from mesa_dilemmas.sandbox import all_sandboxes\n"
         f"s = load_strategy_set({str(CORPUS / 'benign.py')!r})\n"
         "box = all_sandboxes()[-1]\n"
         "print(json.dumps({'n': len(s), 'applied': box.applied, 'missing': box.missing}))\n"
@@ -439,16 +439,16 @@ def test_redaction_hides_prefixes_and_base64(monkeypatch) -> None:
         f" auth=Basic {base64.b64encode(f'me:{KEY}'.encode()).decode()}"
         f" url={base64.urlsafe_b64encode(KEY.encode()).decode()[:20]} whole={KEY}"
     )
-    hidden = redact.redact(echoed)
+    hidden = redaction.redact(echoed)
     assert "[redacted]" in hidden
     for form, text in key_forms().items():
         if form not in ("hex", "reversed"):
             assert text not in hidden, form
     assert KEY[:14] not in hidden and "sk-test-Zq" not in hidden
-    assert redact.redact("nothing secret here, sk-test") == "nothing secret here, sk-test"
+    assert redaction.redact("nothing secret here, sk-test") == "nothing secret here, sk-test"
     frame = pd.DataFrame({"answer": [f"C {KEY}", "D"], "n": [1, 2]})
-    assert KEY not in redact.redact_frame(frame).to_csv()
-    assert redact.redact_value({"a": [KEY, {"b": KEY[:12]}]}) == {
+    assert KEY not in redaction.redact_frame(frame).to_csv()
+    assert redaction.redact_value({"a": [KEY, {"b": KEY[:12]}]}) == {
         "a": ["[redacted]", {"b": "[redacted]"}]
     }
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mesa_dilemmas.agents.strategies.loader import MAX_FILE_BYTES
 from mesa_dilemmas.cli import main
+from mesa_dilemmas.dilemmas.binary.strategies.loader import MAX_FILE_BYTES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux paths")
 

@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.cli import main
 from mesa_dilemmas.dilemmas.binary.checks import screen_entries
 from mesa_dilemmas.dilemmas.binary.cli import analyse
+from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import CulturalEvolutionExperiment
+from mesa_dilemmas.dilemmas.binary.experiments.self_play import SelfPlayExperiment
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
 from mesa_dilemmas.dilemmas.public_goods.model import PublicGoodsModel
 from mesa_dilemmas.scenarios.config import load_scenario
-from mesa_dilemmas.scenarios.cultural_evolution import CulturalEvolutionExperiment
 from mesa_dilemmas.scenarios.experiment import RunContext
-from mesa_dilemmas.scenarios.self_play import SelfPlayExperiment
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
 MIXED = '''
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "mixed"
 ATTITUDE = "collective"

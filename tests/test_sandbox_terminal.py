@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.agents.strategies.sandbox import SandboxLimits, get_limits, set_limits
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
+from mesa_dilemmas.sandbox import SandboxLimits, get_limits, set_limits
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 

@@ -16,16 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
-from mesa_dilemmas.agents.strategies.sandbox import (
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
+from mesa_dilemmas.sandbox import (
     DeadlinePassed,
     SandboxLimits,
     get_limits,
     set_deadline,
     set_limits,
 )
-from mesa_dilemmas.dilemmas.binary.game import play_batch
-from mesa_dilemmas.dilemmas.binary.rules import make_game
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -135,10 +135,10 @@ def test_self_play_past_its_deadline_ends_in_one_line_and_resumes(tmp_path, limi
     assert len(kept) == 5  # the five four-player splits finished before the deadline
     # with the strategy replaced by one that answers at once, --resume plays the rest only
     patient.write_text(
-        "from mesa_dilemmas.agents.strategies import Strategy\n\n"
+        "from mesa_dilemmas.dilemmas.binary.strategies import Strategy\n\n"
         "class PatientInSmallGroups(Strategy):\n    def act(self, history):\n        return 'D'\n"
     )
-    from mesa_dilemmas.agents.strategies import loader
+    from mesa_dilemmas.dilemmas.binary.strategies import loader
 
     loader._load_cached.cache_clear()
     stamps = {p.name: p.stat().st_mtime_ns for p in kept}

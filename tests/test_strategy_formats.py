@@ -11,10 +11,10 @@ from types import ModuleType
 
 import pytest
 
-from mesa_dilemmas.agents.strategies import formats, published
-from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy
-from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
-from mesa_dilemmas.agents.strategies.loader import (
+from mesa_dilemmas.dilemmas.binary.strategies import formats, published
+from mesa_dilemmas.dilemmas.binary.strategies.base import GameDescription, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore, PlayerHistory
+from mesa_dilemmas.dilemmas.binary.strategies.loader import (
     entry_class,
     set_description,
     set_from_description,

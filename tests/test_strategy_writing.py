@@ -19,13 +19,13 @@ from llm_fixtures import llm_env, needs_local  # noqa: F401
 from llm_servers.responder import NormalizedRequest, Reply
 from llm_servers.wire import WireServer
 
-from mesa_dilemmas.agents.strategies import load_strategy_set
 from mesa_dilemmas.cli import main
 from mesa_dilemmas.dilemmas.binary import prompts as binary_prompts
+from mesa_dilemmas.dilemmas.binary.experiments.strategy_writing import extract_code
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import make_game
+from mesa_dilemmas.dilemmas.binary.strategies import load_strategy_set
 from mesa_dilemmas.llm.request import CallContext, seed_for
-from mesa_dilemmas.scenarios.strategy_writing import extract_code
 
 pytestmark = [
     pytest.mark.usefixtures("llm_env"),
@@ -33,7 +33,7 @@ pytestmark = [
 ]
 
 GOOD = '''```python
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 
 class Reciprocator(Strategy):
@@ -47,7 +47,7 @@ class Reciprocator(Strategy):
 ```'''
 RANDOM = '''Here you are:
 ```python
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 class Mixer(Strategy):
     """Cooperate with probability 0.6."""
@@ -56,16 +56,16 @@ class Mixer(Strategy):
 ```'''
 SYNTAX = "```python\nclass Broken(Strategy)\n    def act(self, history):\n        return 'C'\n```"
 WRONG_ANSWER = (
-    "```python\nfrom mesa_dilemmas.agents.strategies import Strategy\n\n"
+    "```python\nfrom mesa_dilemmas.dilemmas.binary.strategies import Strategy\n\n"
     "class Says(Strategy):\n    def act(self, history):\n        return 'maybe'\n```"
 )
 RAISES = (
-    "```python\nfrom mesa_dilemmas.agents.strategies import Strategy\n\n"
+    "```python\nfrom mesa_dilemmas.dilemmas.binary.strategies import Strategy\n\n"
     "class Divides(Strategy):\n    def act(self, history):\n"
     "        return 'C' if 1 / history.round_number else 'D'\n```"
 )
 HOSTILE = (
-    "```python\nfrom mesa_dilemmas.agents.strategies import Strategy\n\n"
+    "```python\nfrom mesa_dilemmas.dilemmas.binary.strategies import Strategy\n\n"
     "class Writer(Strategy):\n    def act(self, history):\n"
     "        open({marker!r}, 'w').write('pwned')\n        return 'C'\n```"
 )

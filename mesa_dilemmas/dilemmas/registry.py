@@ -15,10 +15,16 @@ group                              value
 ``mesa_dilemmas.commands``         ``register(subparsers)`` for ``mesa-dilemmas NAME``
 ``mesa_dilemmas.claims``           a module with ``EXPERIMENTS`` and ``CLAIMS`` for ``reproduce``
 ``mesa_dilemmas.policies``         a policy factory a ``[population]`` table names
+``mesa_dilemmas.experiments``      a module of experiments a scenario names by the module's
+                                   registered name (``experiment = "NAME:Class"``)
+``mesa_dilemmas.reproduce_sources`` another input ``reproduce`` judges claims on: a
+                                   ``ReproduceSource`` (its own option, e.g. ``--strategies``)
 =================================  ==============================================================
 
 Bundled scenarios are the ``scenarios/*.toml`` files beside a registered game's model module.
-Nothing outside a game's own package names the game.
+Nothing outside a game's own package names the game, and nothing outside a family's package
+(a folder under ``dilemmas/`` its games share, such as the C/D games' ``binary``) names the
+family or its experiments.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ FIGURES = "mesa_dilemmas.figures"
 ANALYSES = "mesa_dilemmas.analyses"
 COMMANDS = "mesa_dilemmas.commands"
 CLAIMS = "mesa_dilemmas.claims"
+EXPERIMENTS = "mesa_dilemmas.experiments"
+REPRODUCE_SOURCES = "mesa_dilemmas.reproduce_sources"
 
 
 class UnknownGame(KeyError):
@@ -69,6 +77,17 @@ class UnknownGame(KeyError):
 def extensions(group: str) -> dict[str, EntryPoint]:
     """The entry points of ``group`` by name, sorted (loaded only when used)."""
     return dict(sorted((ep.name, ep) for ep in entry_points(group=group)))
+
+
+def experiment_path(name: str) -> str:
+    """A scenario's ``experiment`` with a registered module name (``"self_play:Class"``, entry
+    point group ``mesa_dilemmas.experiments``: name -> module) spelled out as the module's
+    path; any other name as it is."""
+    if not isinstance(name, str):
+        return name
+    module, sep, attr = name.partition(":")
+    entry = extensions(EXPERIMENTS).get(module)
+    return name if entry is None else f"{entry.value}{sep}{attr}"
 
 
 def load_extensions(group: str) -> dict[str, Any]:

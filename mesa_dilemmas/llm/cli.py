@@ -22,10 +22,10 @@ from typing import Any
 
 from mesa_dilemmas.llm.checks import check_spec, resolve
 from mesa_dilemmas.llm.errors import CallFailed, LLMConfigError, ProviderRejected
-from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import ChatRequest, Message
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.stores.cache import ResponseCache
+from mesa_dilemmas.redaction import redact
 
 CHECK_PROMPT = "Reply with the single word OK."
 #: the answer the check prompt asks for

@@ -1,39 +1,39 @@
-"""Strategy code from files runs here: confined worker processes, never the run's own process.
+"""Untrusted code runs here: confined worker processes, never the run's own process.
+
+A shared layer that names no game: it starts workers, confines them and speaks a frame
+protocol with them; what the workers do is up to the handlers its users register.
 
 * :mod:`.launch` -- a worker's launcher: a fresh process with a clean
   environment that puts the worker in its own namespaces (user, pid, mount,
   network, IPC) with a read-only file system and ties it to the run's life.
-* :mod:`.confine` -- what a worker applies to itself before any strategy code
+* :mod:`.confine` -- what a worker applies to itself before any untrusted code
   (capabilities dropped, Landlock, rlimits, a seccomp allowlist);
   :class:`SandboxLimits` -- the limits (CPU-time based, with a wall-clock
   backstop).
 * :mod:`.worker` -- the worker's main loop; :mod:`.protocol` -- the pipe format
   (JSON + raw arrays, never pickle).
-* :mod:`.measure` -- how the seccomp allowlist was measured (strace).
+* :mod:`.integrity` -- an identity check of the bindings the trusted code relies on.
 * :mod:`.pool` -- the run's side: :class:`Sandbox` starts, watches, kills and
   replaces a worker.
 * here: the handler registry every worker serves and the process-wide sandbox.
 
 A handler is trusted code (``"module:function"``) the worker resolves before
-loading any strategy; the engine registers its match player
-(``mesa_dilemmas.dilemmas.binary.game``), the loader its set reader.  What a
+loading any untrusted code; its users register theirs with :func:`register_handler`
+when they are imported (a game's match player, a strategy set reader).  What a
 worker answers is checked data; what goes wrong in it is a
-:class:`~.pool.WorkerLost` with the reason, and the caller blames the strategy
+:class:`~.pool.WorkerLost` with the reason, and the caller blames the code
 that was running (see docs/sandbox.md).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 
-from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits
-from mesa_dilemmas.agents.strategies.sandbox.pool import DeadlinePassed, Sandbox, WorkerLost
+from mesa_dilemmas.sandbox.confine import SandboxLimits
+from mesa_dilemmas.sandbox.pool import DeadlinePassed, Sandbox, WorkerLost
 
 #: handlers every default worker serves (name -> "module:function")
-HANDLERS: dict[str, str] = {
-    "describe": "mesa_dilemmas.agents.strategies.loader:describe_handler",
-}
+HANDLERS: dict[str, str] = {}
 #: the default limits; tests and options may replace them (see :func:`set_limits`)
 _limits = SandboxLimits()
 #: one worker per unit of trust (a strategy file, a set being loaded): code of two units never
@@ -42,18 +42,6 @@ _boxes: OrderedDict[str, Sandbox] = OrderedDict()
 MAX_IDLE = 8
 #: ``time.time()`` after which sandboxed calls stop waiting (the run's deadline), or None
 _deadline: float | None = None
-
-
-@dataclass(frozen=True)
-class Flag:
-    """A strategy misbehaved: where first, how often in the batch, and why."""
-
-    strategy: str
-    match: int
-    seat: int
-    round: int  # 0-based; -1: while being built
-    reason: str
-    count: int = 1
 
 
 def register_handler(name: str, target: str) -> None:
@@ -121,7 +109,6 @@ def set_deadline(when: float | None) -> None:
 __all__ = [
     "HANDLERS",
     "DeadlinePassed",
-    "Flag",
     "Sandbox",
     "SandboxLimits",
     "WorkerLost",

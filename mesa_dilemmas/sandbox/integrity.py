@@ -1,9 +1,9 @@
-"""Has strategy code patched what the engine relies on?  A cheap identity check per round.
+"""Has untrusted code patched what the trusted code relies on?  A cheap identity check per round.
 
 At the worker's start (before any strategy code is loaded) :func:`watch`
 records, for a fixed list of namespaces -- builtins, ``random``, numpy's top
-level, the engine's and the strategy base's modules and classes -- the object
-bound to every name.  :func:`changed` then says which name, if any, is now
+level, and those its caller adds (a game engine's and its strategy base's modules
+and classes) -- the object bound to every name.  :func:`changed` then says which name, if any, is now
 bound to something else; :func:`restore` puts them back so the worker can still
 report before the run replaces it.  Names added later (numpy's lazy
 submodules) are not watched, so the engine's own lazy imports never trip it.
@@ -27,11 +27,9 @@ _MISSING = object()
 
 
 def watch(extra: Iterable[ModuleType | type] = ()) -> Watched:
-    """A snapshot of the watched bindings."""
-    from mesa_dilemmas.agents.strategies import base, history
-
-    owners: list[Any] = [builtins, random, np, np.random, base, history]
-    owners += [base.Strategy, history.HistoryStore, history.PlayerHistory, *extra]
+    """A snapshot of the watched bindings: builtins, ``random``, numpy and ``extra`` (the
+    modules and classes of the trusted code, in the order they are checked)."""
+    owners: list[Any] = [builtins, random, np, np.random, *extra]
     out: Watched = []
     for owner in owners:
         ns = owner.__dict__

@@ -1,6 +1,6 @@
 """A sandbox worker's launcher: ``python -s -P -B .../sandbox/launch.py REQ RESP PROG RUN_PID DEATHSIG``.
 
-Started by :class:`~mesa_dilemmas.agents.strategies.sandbox.pool.Sandbox` as a
+Started by :class:`~mesa_dilemmas.sandbox.pool.Sandbox` as a
 fresh process (``exec``, never a fork of the run: nothing of the run's memory --
 API keys included -- is in it) with a clean environment, and run *by path*, so
 that it imports the standard library only.  On Linux it
@@ -18,7 +18,7 @@ that it imports the standard library only.  On Linux it
    its own signals to itself would be ignored) and reaps it (so no zombie holds
    the namespace open whatever happens to the launcher); the worker mounts a
    ``/proc`` of its own pid namespace and runs
-   :func:`~mesa_dilemmas.agents.strategies.sandbox.worker.main` (that imports
+   :func:`~mesa_dilemmas.sandbox.worker.main` (that imports
    the engine, then confines itself: capabilities, Landlock, rlimits, seccomp);
 5. tells the run the worker's pid (its CPU clock is the time limits' measure)
    and what it could not apply, then waits: when the worker ends (the init
@@ -163,7 +163,7 @@ def _run_worker(
             missing.append(f"own /proc ({exc})")
     if f"private empty {PRIVATE_TMP}" in applied:
         os.environ["TMPDIR"] = PRIVATE_TMP
-    from mesa_dilemmas.agents.strategies.sandbox.worker import main as worker_main
+    from mesa_dilemmas.sandbox.worker import main as worker_main
 
     sys.exit(worker_main(worker_args, applied, missing))
 
@@ -275,7 +275,7 @@ def main(argv: list[str]) -> None:
     if _libc is None:  # macOS and the rest: the worker runs here, with rlimits only
         missing += ["namespaces", "Landlock", "seccomp", "death with the run"]
         _send(resp_fd, {"launcher": {"pid": os.getpid(), "applied": [], "missing": missing}})
-        from mesa_dilemmas.agents.strategies.sandbox.worker import main as worker_main
+        from mesa_dilemmas.sandbox.worker import main as worker_main
 
         sys.exit(worker_main(worker_args, applied, missing))
     if deathsig:

@@ -13,9 +13,8 @@ the caller can blame the right strategy and go on.  The next call starts a
 fresh worker.
 
 Every text a worker sends back (answers, errors, descriptions, its output) is
-passed through :func:`.redaction.redact_value` (what
-:mod:`mesa_dilemmas.llm.redact` re-exports) before the run
-sees it, so an API key can never reach a table, a summary or the terminal from
+passed through :func:`mesa_dilemmas.redaction.redact_value` (the rules the LLM layer
+uses too) before the run sees it, so an API key can never reach a table, a summary or the terminal from
 there.
 """
 
@@ -37,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.sandbox import protocol, redaction
-from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits
-from mesa_dilemmas.agents.strategies.sandbox.worker import PROGRESS_SLOTS
+from mesa_dilemmas import redaction
+from mesa_dilemmas.sandbox import protocol
+from mesa_dilemmas.sandbox.confine import SandboxLimits
+from mesa_dilemmas.sandbox.worker import PROGRESS_SLOTS
 
 #: polling interval of the watchdog (seconds)
 POLL = 0.02

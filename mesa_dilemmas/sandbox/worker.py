@@ -1,6 +1,6 @@
 """A sandbox worker's main loop, run by :mod:`.launch` (in the worker process it forks).
 
-Started fresh by :class:`~mesa_dilemmas.agents.strategies.sandbox.pool.Sandbox`
+Started fresh by :class:`~mesa_dilemmas.sandbox.pool.Sandbox`
 (never forked from the run: the launcher is a new ``exec`` with a clean
 environment) and already in its own namespaces, it
 
@@ -8,7 +8,7 @@ environment) and already in its own namespaces, it
    (``"module:function"``) it will serve, and its limits;
 2. imports them, points file descriptor 1 at /dev/null and ``sys.stdout`` /
    ``sys.stderr`` at bounded buffers, maps the shared progress page;
-3. confines itself (:func:`~mesa_dilemmas.agents.strategies.sandbox.confine.confine`)
+3. confines itself (:func:`~mesa_dilemmas.sandbox.confine.confine`)
    and says which limits it applied;
 4. serves requests, one at a time, until its input closes.
 
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.sandbox import protocol
-from mesa_dilemmas.agents.strategies.sandbox.confine import SandboxLimits, confine
+from mesa_dilemmas.sandbox import protocol
+from mesa_dilemmas.sandbox.confine import SandboxLimits, confine
 
 #: slots of the progress page (int64 each): what the worker is doing right now
 SLOT_SEAT, SLOT_ROUND, SLOT_PHASE = 0, 1, 2

@@ -39,7 +39,7 @@ from mesa_dilemmas.agents.lockstep import run_in_lockstep
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.base import model_factory
 from mesa_dilemmas.files import to_parquet_atomic
-from mesa_dilemmas.llm.redact import redact_frame
+from mesa_dilemmas.redaction import redact_frame
 
 #: at most this many runs in one chunk when the scenario does not say (a chunk's rows are what
 #: the driver holds at a time, and the unit a resumed run does not repeat)

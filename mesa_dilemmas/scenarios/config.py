@@ -96,9 +96,11 @@ def _resolve(
 
 
 def resolve_experiment(name: str) -> Any:
+    from mesa_dilemmas.dilemmas.registry import experiment_path  # registered names
+
     if name == "batch":
         name = "batch:BatchExperiment"
-    return _resolve(name, "mesa_dilemmas.scenarios", field="experiment")
+    return _resolve(experiment_path(name), "mesa_dilemmas.scenarios", field="experiment")
 
 
 def resolve_figure(name: str, field: str = "figures") -> Any:

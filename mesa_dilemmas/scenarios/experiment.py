@@ -4,8 +4,9 @@
 scenarios.  Experiments that are not a grid of independent model runs -- self-play
 over strategy sets, cultural evolution, LLM grids -- implement this protocol in
 their own module and are named in the scenario file as ``experiment =
-"module:Class"`` (a module without a package is looked up in
-``mesa_dilemmas.scenarios``).
+"module:Class"``: a module's name registered in the entry point group
+``mesa_dilemmas.experiments`` (a game family's experiments plug in there), else a
+module without a package is looked up in ``mesa_dilemmas.scenarios``.
 """
 
 from __future__ import annotations

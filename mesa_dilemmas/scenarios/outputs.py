@@ -25,7 +25,7 @@ import tomli_w
 
 from mesa_dilemmas.dilemmas.metrics import mean_sem
 from mesa_dilemmas.files import to_parquet_atomic, write_text_atomic
-from mesa_dilemmas.llm.redact import redact_frame, redact_value
+from mesa_dilemmas.redaction import redact_frame, redact_value
 from mesa_dilemmas.scenarios.experiment import Results
 
 PACKAGES = (

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import C, D, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import C, D, Strategy
 
 
 class LazyImports(Strategy):

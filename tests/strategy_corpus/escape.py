@@ -16,7 +16,7 @@ import mmap
 import os
 import signal
 
-from mesa_dilemmas.agents.strategies import C, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import C, Strategy
 
 MARKER_DIR = "@MARKER_DIR@"
 KEY = "@KEY@"

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import C, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import C, Strategy
 
 MARKER_DIR = "@MARKER_DIR@"
 PORT = int("@PORT@")
@@ -308,7 +308,7 @@ class PatchNumpy(Strategy):
 
 class PatchEngine(Strategy):
     def act(self, h):
-        from mesa_dilemmas.agents.strategies.history import HistoryStore
+        from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore
 
         HistoryStore.record = lambda self, *a: None
         return C

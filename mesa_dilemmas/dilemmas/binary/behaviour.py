@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.loader import StrategyEntry
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, default_game, make_game
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry
 
 FEATURE_PLAYERS = 4
 FEATURE_ROUNDS = 5

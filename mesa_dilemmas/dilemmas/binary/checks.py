@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.loader import StrategyEntry, StrategySet
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry, StrategySet
 
 if TYPE_CHECKING:
     from mesa_dilemmas.dilemmas.binary.rules import BinaryGame

@@ -21,9 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_ref
 from mesa_dilemmas.dilemmas.binary import behaviour as bh
 from mesa_dilemmas.dilemmas.binary.rules import binary_games, default_game, game_title
+from mesa_dilemmas.dilemmas.binary.strategies.loader import (
+    StrategySet,
+    load_strategy_set,
+    resolve_set_ref,
+)
 
 
 @dataclass(frozen=True)

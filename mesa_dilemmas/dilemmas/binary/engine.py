@@ -1,7 +1,7 @@
 """The fast in-process engine: B matches of n strategies played in lock-step
 (:func:`play_in_process`), and what a batch returns (:class:`BatchResult`).
 
-Strategies whose class has a vectorised form (:class:`~mesa_dilemmas.agents.strategies.base.VectorForm`:
+Strategies whose class has a vectorised form (:class:`~mesa_dilemmas.dilemmas.binary.strategies.base.VectorForm`:
 the reference strategies) are played in that form -- all their seats of the batch at once, a
 few numpy operations per round -- and the others with one Python call per strategy-round.
 Both give identical results (same answers, same random draws: ``tests/test_binary_vector.py``);
@@ -19,15 +19,15 @@ from typing import Any, overload
 import numpy as np
 
 from mesa_dilemmas.agents.decisions import InvalidAnswer
-from mesa_dilemmas.agents.strategies.base import (
+from mesa_dilemmas.dilemmas.binary.rules import BinaryGame
+from mesa_dilemmas.dilemmas.binary.strategies.base import (
     ACTION_CODE,
     SeatStreams,
     VectorForm,
     vector_form_of,
 )
-from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
-from mesa_dilemmas.agents.strategies.loader import StrategyEntry
-from mesa_dilemmas.dilemmas.binary.rules import BinaryGame
+from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore, PlayerHistory
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry
 
 #: play strategies that have a vectorised form in it (False: one call per strategy-round for
 #: every seat -- the path the vectorised forms are tested against)

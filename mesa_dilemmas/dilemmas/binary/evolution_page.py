@@ -1,6 +1,6 @@
 """The cultural-evolution page (paper 002, Sec. 6.1): gene shares over generations, one per Step.
 
-It drives the experiment's own :class:`~mesa_dilemmas.scenarios.cultural_evolution.Evolution`
+It drives the experiment's own :class:`~mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution.Evolution`
 one generation at a time (its ``generations()`` iterator), so the page shows
 exactly what a ``cultural_evolution`` scenario computes for one run.
 """
@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import solara
 
-from mesa_dilemmas.agents.strategies.loader import load_strategy_set, resolve_set_path
-from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game
-from mesa_dilemmas.scenarios.cultural_evolution import (
+from mesa_dilemmas.dilemmas.binary.experiments.cultural_evolution import (
     CulturalEvolutionOptions,
     Evolution,
     Generation,
     genes_of,
 )
+from mesa_dilemmas.dilemmas.binary.rules import binary_games, make_game
+from mesa_dilemmas.dilemmas.binary.strategies.loader import load_strategy_set, resolve_set_path
 from mesa_dilemmas.viz.dashboard import controls as c
 from mesa_dilemmas.viz.dashboard import vega
 from mesa_dilemmas.viz.dashboard.charts import Ref, Series
@@ -225,6 +225,20 @@ def Panels(view: EvolutionView, model: DashboardModel) -> None:
         )
 
 
+def scenario_body(model: DashboardModel) -> dict[str, Any]:
+    """ "Save as scenario" (:attr:`GamePage.scenario_of`): the ``cultural_evolution`` experiment
+    with one run of the page's group size (``[options]``).  Its runs derive their generators
+    differently from the page, so the file repeats the page's settings, not its numbers."""
+    params = dict(model.params)
+    game = str(params.pop("game"))
+    group_size = int(params.pop("group_size"))
+    return {
+        "game": game,
+        "experiment": "cultural_evolution:CulturalEvolutionExperiment",
+        "options": {**params, "group_sizes": [group_size], "runs": 1},
+    }
+
+
 PAGE = GamePage(
     path="cultural_evolution",
     order=50,
@@ -238,6 +252,7 @@ PAGE = GamePage(
     build=build,
     snapshot=snapshot,
     panels=Panels,
+    scenario_of=scenario_body,
     agent_labels=lambda run: {},
     unit="generation",
 )

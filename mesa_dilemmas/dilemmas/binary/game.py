@@ -49,10 +49,6 @@ from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
 from mesa_dilemmas.agents.population import Group, Population, population_table
-from mesa_dilemmas.agents.strategies.base import GameDescription
-from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
-from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
-from mesa_dilemmas.agents.strategies.policy import StrategyPolicy
 from mesa_dilemmas.dilemmas.base import DilemmaModel
 from mesa_dilemmas.dilemmas.binary.engine import BatchResult, Lineups, play_in_process
 from mesa_dilemmas.dilemmas.binary.rules import (
@@ -61,6 +57,10 @@ from mesa_dilemmas.dilemmas.binary.rules import (
     BinaryGame,
 )
 from mesa_dilemmas.dilemmas.binary.sandboxed import play_sandboxed
+from mesa_dilemmas.dilemmas.binary.strategies.base import GameDescription
+from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore, PlayerHistory
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry, resolve_strategy
+from mesa_dilemmas.dilemmas.binary.strategies.policy import StrategyPolicy
 
 
 def play_batch(

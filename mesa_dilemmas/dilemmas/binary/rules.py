@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mesa_dilemmas.agents.decisions import ChoiceSpec
-from mesa_dilemmas.agents.strategies.base import GameDescription
+from mesa_dilemmas.dilemmas.binary.strategies.base import GameDescription
 
 ACTION_SPEC = ChoiceSpec(("C", "D"))
 MAX_PLAYERS = 4096

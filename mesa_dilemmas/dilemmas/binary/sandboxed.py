@@ -18,7 +18,7 @@ the worker.  The run then knows from the worker's progress page which seat was
 playing which round, flags that strategy, disables it from that round on (its
 instance died with the worker) and replays the batch in a fresh worker; the
 replay is deterministic, so the earlier rounds come out the same.  Patching is
-found by an identity check after every round (:mod:`.integrity`); the round is
+found by an identity check after every round (:mod:`mesa_dilemmas.sandbox.integrity`); the round is
 then replayed with the check after every call to find who did it.
 
 Global random state: the worker seeds Python's ``random`` and numpy's global
@@ -34,14 +34,18 @@ import gc
 import random
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.base import ACTION_CODE
-from mesa_dilemmas.agents.strategies.loader import StrategyEntry, entry_class
-from mesa_dilemmas.agents.strategies.sandbox import (
-    Flag,
+from mesa_dilemmas.dilemmas.binary.engine import BatchResult, play_in_process
+from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, make_game
+from mesa_dilemmas.dilemmas.binary.strategies import base as _base
+from mesa_dilemmas.dilemmas.binary.strategies import history as _history
+from mesa_dilemmas.dilemmas.binary.strategies.base import ACTION_CODE
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry, entry_class
+from mesa_dilemmas.sandbox import (
     WorkerLost,
     get_limits,
     integrity,
@@ -49,8 +53,8 @@ from mesa_dilemmas.agents.strategies.sandbox import (
     register_handler,
     sandbox_for,
 )
-from mesa_dilemmas.agents.strategies.sandbox import worker as _worker_module
-from mesa_dilemmas.agents.strategies.sandbox.worker import (
+from mesa_dilemmas.sandbox import worker as _worker_module
+from mesa_dilemmas.sandbox.worker import (
     BUILDING,
     IDLE,
     LOADING,
@@ -59,12 +63,22 @@ from mesa_dilemmas.agents.strategies.sandbox.worker import (
     SLOT_ROUND,
     SLOT_SEAT,
 )
-from mesa_dilemmas.dilemmas.binary.engine import BatchResult, play_in_process
-from mesa_dilemmas.dilemmas.binary.rules import BinaryGame, make_game
 
 #: what a misbehaving strategy plays in a round it failed (the fallback of an LLM decision too)
 DEFAULT_ACTION = "D"
 register_handler("play", "mesa_dilemmas.dilemmas.binary.sandboxed:sandbox_play")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A strategy misbehaved: where first, how often in the batch, and why."""
+
+    strategy: str
+    match: int
+    seat: int
+    round: int  # 0-based; -1: while being built
+    reason: str
+    count: int = 1
 
 
 #: memoise deterministic strategies' answers by history (``set_memoise(False)`` to compare)
@@ -650,7 +664,7 @@ def _sandbox_play(
     py_state, np_state = random.getstate(), np.random.get_state()[1].copy()
     _reseed_entropy(int(state[1]) << 32 | int(state[0]), prog)
 
-    from mesa_dilemmas.agents.strategies.history import HistoryStore
+    from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore
 
     lockstep = bool(header.get("lockstep"))
     flat_all = np.zeros(batch * n, dtype=bool)
@@ -938,7 +952,7 @@ def _memo_rounds(
 ) -> tuple[int, int] | int:
     """The round loop with memoised seats: (answers taken from the memo, memo seat-rounds), or
     the round after which the integrity check failed."""
-    from mesa_dilemmas.agents.strategies.history import HistoryStore
+    from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore
 
     n, horizon = game.n_players, game.n_rounds
     free_list = free.tolist()
@@ -1119,4 +1133,15 @@ if _worker_module.IN_WORKER:
 
 # bindings checked after every round in the worker: taken when the worker imports this module at
 # its start, before it loads any strategy code (this module and the engine's are watched too)
-_WATCHED = integrity.watch([sys.modules[__name__], sys.modules[BinaryGame.__module__], BinaryGame])
+_WATCHED = integrity.watch(
+    [
+        _base,
+        _history,
+        _base.Strategy,
+        _history.HistoryStore,
+        _history.PlayerHistory,
+        sys.modules[__name__],
+        sys.modules[BinaryGame.__module__],
+        BinaryGame,
+    ]
+)

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from mesa_dilemmas.files import to_parquet_atomic
-from mesa_dilemmas.llm.redact import redact_frame
 from mesa_dilemmas.llm.settings import PriceEntry
 from mesa_dilemmas.llm.stores.recorder import RunRecorder
+from mesa_dilemmas.redaction import redact_frame
 
 
 @cache

@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mesa_dilemmas.llm import redact
+from mesa_dilemmas import redaction
 from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class RemoteBackend(Backend):
         super().__init__(spec, settings)
         self.base_url = endpoint_url(spec, settings)
         env, self.api_key, required = api_key(spec, settings)
-        redact.register(self.api_key)  # never stored or printed, even when a server echoes it
+        redaction.register(self.api_key)  # never stored or printed, even when a server echoes it
         if self.api_key is None and required:
             raise LLMConfigError(f"llm: {env} is not set (needed by {spec})")
         ps = settings.provider(self.provider)
@@ -152,7 +152,7 @@ def status_error(provider: str, status: int, message: str, headers: Any = None) 
     ``malformed_request``); 408/409/429/5xx are retried (:class:`TransientCallError`)."""
     from mesa_dilemmas.llm.errors import CallFailed, ProviderRejected, TransientCallError
 
-    text = redact.redact(" ".join(str(message).split())[:300]) or ""
+    text = redaction.redact(" ".join(str(message).split())[:300]) or ""
     head = f"{provider}: HTTP {status}: {text}"
     if status in (401, 403):
         return ProviderRejected(f"{head} (the API key was rejected or lacks permission)", status)

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import ChatResponse
 from mesa_dilemmas.llm.stores.sqlitedb import SQLiteFile
+from mesa_dilemmas.redaction import redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mesa_dilemmas.llm.redact import redact
 from mesa_dilemmas.llm.request import CallContext, ChatResponse
 from mesa_dilemmas.llm.stores.sqlitedb import SQLiteFile
+from mesa_dilemmas.redaction import redact
 
 FILENAME = "llm_calls.sqlite"
 

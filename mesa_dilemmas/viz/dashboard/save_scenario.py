@@ -15,9 +15,9 @@ What the file holds, per page:
   C/D games' pages, whose counts per strategy become the seat order the page plays
   (``strategies``, one spec per seat), or with LLM players a ``[population]`` with
   explicit seats;
-* cultural evolution: the ``cultural_evolution`` experiment with one run of the page's
-  group size (``[options]``).  Its runs derive their generators differently from the page,
-  so the file repeats the page's settings, not its numbers.
+* a body that names its own ``experiment`` (a page that drives an experiment, one run of
+  it): its runs may derive their generators differently from the page, so the file
+  repeats the page's settings, not its numbers (and has no ``max_steps``).
 
 The page's LLM answer mode and reply length go to ``[llm]``.
 """
@@ -37,17 +37,6 @@ def llm_table(model: DashboardModel) -> dict[str, Any]:
     return {"answer_mode": choice.answer_mode, "max_tokens": choice.max_tokens}
 
 
-def _evolution(model: DashboardModel) -> dict[str, Any]:
-    params = dict(model.params)
-    game = str(params.pop("game"))
-    group_size = int(params.pop("group_size"))
-    return {
-        "game": game,
-        "experiment": "cultural_evolution:CulturalEvolutionExperiment",
-        "options": {**params, "group_sizes": [group_size], "runs": 1},
-    }
-
-
 def _model_params(model: DashboardModel) -> dict[str, Any]:
     params = dict(model.params)
     out: dict[str, Any] = {"params": params}
@@ -60,12 +49,8 @@ def _model_params(model: DashboardModel) -> dict[str, Any]:
 def scenario_dict(model: DashboardModel) -> dict[str, Any]:
     """The scenario (as TOML data) of the game ``model`` is showing."""
     page = model.page
-    if page.scenario_of is not None:
-        body = page.scenario_of(model)
-    elif page.path == "cultural_evolution":
-        body = _evolution(model)
-    else:
-        body = _model_params(model)
+    body = page.scenario_of(model) if page.scenario_of is not None else _model_params(model)
+    settings_only = "experiment" in body  # an experiment's settings, not a replay of its game
     head: dict[str, Any] = {
         "name": f"{page.path}_seed{model.seed}",
         "description": (
@@ -73,7 +58,7 @@ def scenario_dict(model: DashboardModel) -> dict[str, Any]:
             f"({page.unit} {model.round} played); "
             + (
                 "`mesa-dilemmas run` repeats its settings."
-                if page.path == "cultural_evolution"
+                if settings_only
                 else "`mesa-dilemmas run` replays its game."
             )
         ),
@@ -81,7 +66,7 @@ def scenario_dict(model: DashboardModel) -> dict[str, Any]:
         "seed": int(model.seed),
         "replications": 1,
     }
-    if page.path != "cultural_evolution":
+    if not settings_only:
         head["max_steps"] = max(int(body.pop("max_steps", 100)), model.round, 1)
     return {**head, **body}
 

@@ -3,8 +3,8 @@ import os  # noqa: F401 - for the attack that follows
 import sys
 import time  # noqa: F401
 
-from mesa_dilemmas.agents.strategies import Strategy  # noqa: F401
-from mesa_dilemmas.agents.strategies.sandbox import protocol  # noqa: F401
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy  # noqa: F401
+from mesa_dilemmas.sandbox import protocol  # noqa: F401
 
 
 def worker_frame():

@@ -1,6 +1,6 @@
 """Well-behaved strategies (the set the attacks play against)."""
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "innocent"
 

@@ -1,4 +1,4 @@
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "surrogate\udc80\ud800name"
 DESCRIPTION = "lone surrogates \udcff everywhere"

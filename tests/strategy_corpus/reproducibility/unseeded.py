@@ -6,7 +6,7 @@ import secrets
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "unseeded"
 

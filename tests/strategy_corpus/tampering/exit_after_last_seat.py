@@ -3,7 +3,7 @@ played, while the worker checks the answers (its progress page names the last se
 
 import os
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "exit_after_last_seat"
 

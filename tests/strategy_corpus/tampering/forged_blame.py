@@ -3,7 +3,7 @@
 # ruff: noqa: F821 - worker_locals comes from _frames.py, pasted first by the test
 import time
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "forged_blame"
 

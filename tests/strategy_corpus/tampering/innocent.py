@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "innocent_numeric"
 

@@ -4,7 +4,7 @@ import contextlib
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "numpy_mean_code"
 

@@ -1,7 +1,7 @@
 """Prints a flood of output while its progress page names seat 0 (someone else's, once)."""
 
 # ruff: noqa: F821 - worker_locals comes from _frames.py, pasted first by the test
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "output_charged_elsewhere"
 

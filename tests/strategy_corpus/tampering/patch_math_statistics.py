@@ -3,7 +3,7 @@
 import math
 import statistics
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "patch_math_statistics"
 

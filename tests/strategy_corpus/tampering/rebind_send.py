@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import Strategy
-from mesa_dilemmas.agents.strategies.sandbox import protocol
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
+from mesa_dilemmas.sandbox import protocol
 
 NAME = "rebind_send"
 _send = protocol.send

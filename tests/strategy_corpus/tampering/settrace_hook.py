@@ -2,7 +2,7 @@
 
 import sys
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "settrace_hook"
 

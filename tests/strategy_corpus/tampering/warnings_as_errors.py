@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "warnings_as_errors"
 

@@ -9,7 +9,7 @@ import contextlib
 import os
 import stat
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "terminal"
 PTS = "@PTS@"

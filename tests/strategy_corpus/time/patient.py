@@ -3,7 +3,7 @@
 import sys
 import time
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "patient"
 

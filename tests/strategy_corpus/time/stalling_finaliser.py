@@ -2,7 +2,7 @@
 
 import time
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 NAME = "stalling_finaliser"
 

@@ -36,12 +36,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set
 from mesa_dilemmas.dilemmas.binary.engine import Lineups
-from mesa_dilemmas.dilemmas.binary.game import play_batch
-from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, BinaryGame, make_game
-from mesa_dilemmas.scenarios.experiment import Results, RunContext
-from mesa_dilemmas.scenarios.self_play import (
+from mesa_dilemmas.dilemmas.binary.experiments.self_play import (
     GameParam,
     _merge_flags,
     check_sets,
@@ -54,6 +50,10 @@ from mesa_dilemmas.scenarios.self_play import (
     stop_if_all_failed,
     without,
 )
+from mesa_dilemmas.dilemmas.binary.game import play_batch
+from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, BinaryGame, make_game
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategySet, load_strategy_set
+from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
 if TYPE_CHECKING:
     from mesa_dilemmas.scenarios.config import Scenario

@@ -32,10 +32,14 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mesa_dilemmas.agents.strategies.loader import StrategySet, load_strategy_set, resolve_set_ref
 from mesa_dilemmas.dilemmas.binary.engine import Lineups
 from mesa_dilemmas.dilemmas.binary.game import play_batch
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, MAX_PLAYERS, make_game
+from mesa_dilemmas.dilemmas.binary.strategies.loader import (
+    StrategySet,
+    load_strategy_set,
+    resolve_set_ref,
+)
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
@@ -132,7 +136,7 @@ def deadline_at(seconds: float | None) -> float | None:
 
 def start_task(deadline: float | None) -> None:
     """In a task's process: the run's deadline for every sandboxed call from now on."""
-    from mesa_dilemmas.agents.strategies.sandbox import set_deadline
+    from mesa_dilemmas.sandbox import set_deadline
 
     set_deadline(deadline)
 
@@ -148,8 +152,8 @@ def saved_map(
     directory (``tasks/``) as it arrives: a run that fails late (a deadline, a crash) keeps what
     was done, and ``--resume`` plays only the tasks that are missing.  A run past its
     deadline stops with one line."""
-    from mesa_dilemmas.agents.strategies.sandbox import DeadlinePassed
     from mesa_dilemmas.files import load_task_output, save_task_output
+    from mesa_dilemmas.sandbox import DeadlinePassed
     from mesa_dilemmas.scenarios.config import ConfigError
 
     folder = Path(ctx.out_dir) / "tasks"

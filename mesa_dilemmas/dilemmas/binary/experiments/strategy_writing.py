@@ -20,7 +20,7 @@ For strategy ``i`` of a set (one model, one attitude, one game):
    (:func:`~mesa_dilemmas.dilemmas.binary.checks.is_deterministic`), which
    lets experiments memoise them.
 4. **Output.** A strategy set directory in the layout of
-   :mod:`mesa_dilemmas.agents.strategies.loader`: ``sNNNN.py`` per accepted
+   :mod:`mesa_dilemmas.dilemmas.binary.strategies.loader`: ``sNNNN.py`` per accepted
    strategy, ``strategy_set.toml`` with each one's description, tries and
    failures, the rejected ones under ``[[rejected]]`` and every attempt's code
    in ``attempts/``.  Any experiment and ``analyse strategies`` load it by path.
@@ -60,7 +60,7 @@ from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
 
 if TYPE_CHECKING:
-    from mesa_dilemmas.agents.strategies.loader import StrategyEntry
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry
     from mesa_dilemmas.llm.settings import LLMSettings
     from mesa_dilemmas.scenarios.config import Scenario
 
@@ -123,8 +123,8 @@ def extract_code(text: str) -> str:
 
 def check_candidate(path: Path, game: str) -> tuple[list[str], StrategyEntry | None]:
     """Problems of the module at ``path`` (empty if it passes) and its strategy; all in the sandbox."""
-    from mesa_dilemmas.agents.strategies.loader import describe_set
     from mesa_dilemmas.dilemmas.binary.checks import check_strategy
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import describe_set
 
     try:
         found = describe_set(path)
@@ -246,7 +246,7 @@ def write_manifest(job: WritingJob, label: str, records: Sequence[Written], out:
     name = job.set_name(label)
     accepted = [r for r in records if r.accepted and r.class_name]
     lines = [
-        "# written by `mesa-dilemmas strategies generate` (mesa_dilemmas.scenarios.strategy_writing)",
+        "# written by `mesa-dilemmas strategies generate` (mesa_dilemmas.dilemmas.binary.experiments.strategy_writing)",
         f"name = {_toml_str(name)}",
         f"source = {_toml_str(label)}",
         f"attitude = {_toml_str(job.attitude)}",
@@ -301,8 +301,8 @@ def mark_determinism(set_dir: Path, game: str) -> dict[str, bool]:
     """Check every strategy of the set directory ``set_dir`` for determinism (in the sandbox) and
     record the answers in its manifest (a ``[[strategies]]`` item each), so experiments memoise
     the deterministic ones.  For sets whose manifest lists no strategies; returns name -> answer."""
-    from mesa_dilemmas.agents.strategies.loader import MANIFEST, load_strategy_set
     from mesa_dilemmas.dilemmas.binary.checks import is_anonymous, is_deterministic
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import MANIFEST, load_strategy_set
 
     manifest = Path(set_dir) / MANIFEST
     text = manifest.read_text()
@@ -323,7 +323,7 @@ def mark_determinism(set_dir: Path, game: str) -> dict[str, bool]:
             anonymous = is_anonymous(entry, games=[game])
             lines.append(f"anonymous = {'true' if anonymous else 'false'}")
     manifest.write_text("\n".join(lines) + "\n")
-    from mesa_dilemmas.agents.strategies.loader import _load_cached
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import _load_cached
 
     _load_cached.cache_clear()  # this process read the set before its manifest changed
     return found

@@ -7,7 +7,7 @@ reads the values from ``self.game``); ``writing.toml`` here holds the descriptio
 the code prompt (the strategy interface) and the attitude glosses.  The
 attitude is a parameter: the words in ``[attitudes]`` are explained, any other
 word is used as it is.  The pipeline itself (LLM calls, checks, retries) is
-:mod:`mesa_dilemmas.scenarios.strategy_writing`.
+:mod:`mesa_dilemmas.dilemmas.binary.experiments.strategy_writing`.
 """
 
 from __future__ import annotations

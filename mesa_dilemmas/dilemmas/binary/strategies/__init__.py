@@ -1,6 +1,6 @@
 """Strategies as code for the binary-action games: base class, history, reference library, sets."""
 
-from mesa_dilemmas.agents.strategies.base import (
+from mesa_dilemmas.dilemmas.binary.strategies.base import (
     ACTION_CODE,
     ATTITUDES,
     Action,
@@ -9,17 +9,17 @@ from mesa_dilemmas.agents.strategies.base import (
     GameDescription,
     Strategy,
 )
-from mesa_dilemmas.agents.strategies.formats import StrategyFormat, strategy_formats
-from mesa_dilemmas.agents.strategies.history import HistoryStore, PlayerHistory
-from mesa_dilemmas.agents.strategies.loader import (
+from mesa_dilemmas.dilemmas.binary.strategies.formats import StrategyFormat, strategy_formats
+from mesa_dilemmas.dilemmas.binary.strategies.history import HistoryStore, PlayerHistory
+from mesa_dilemmas.dilemmas.binary.strategies.loader import (
     StrategyEntry,
     StrategySet,
     available_sets,
     load_strategy_set,
     resolve_strategy,
 )
-from mesa_dilemmas.agents.strategies.policy import StrategyPolicy
-from mesa_dilemmas.agents.strategies.reference import REFERENCE, parse_spec
+from mesa_dilemmas.dilemmas.binary.strategies.policy import StrategyPolicy
+from mesa_dilemmas.dilemmas.binary.strategies.reference import REFERENCE, parse_spec
 
 __all__ = [
     "ACTION_CODE",

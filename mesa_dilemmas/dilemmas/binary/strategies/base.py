@@ -3,7 +3,7 @@
 A strategy is a small Python object that is built once per match and asked for
 ``C`` or ``D`` once per round.  Everything it may know arrives in two objects:
 the :class:`GameDescription` (rules and parameters, fixed for the match) and a
-:class:`~mesa_dilemmas.agents.strategies.history.PlayerHistory` (the public
+:class:`~mesa_dilemmas.dilemmas.binary.strategies.history.PlayerHistory` (the public
 history, seen from its seat).  Randomness comes only from ``self.rng``, a
 generator seeded by the framework for this strategy in this match, so a match is
 reproducible and no strategy touches global random state.  ``self.rng`` is built
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from mesa_dilemmas.agents.strategies.history import PlayerHistory
+    from mesa_dilemmas.dilemmas.binary.strategies.history import PlayerHistory
 
 
 class Action(StrEnum):

@@ -1,7 +1,7 @@
 """Strategy formats: the kinds of strategy file the loader reads, found by entry point.
 
 A *format* is one interface strategy code may be written in: ours (``native``:
-:class:`~mesa_dilemmas.agents.strategies.base.Strategy` subclasses) or another one, such as the
+:class:`~mesa_dilemmas.dilemmas.binary.strategies.base.Strategy` subclasses) or another one, such as the
 file format of paper 002's authors (``published``: :mod:`.published`).  Each is a
 :class:`StrategyFormat` registered under the entry point group ``mesa_dilemmas.strategy_formats``
 (the entry's name is the format's :attr:`~StrategyFormat.name`), as an installed package
@@ -43,7 +43,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mesa_dilemmas.agents.strategies.base import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies.base import Strategy
 
 GROUP = "mesa_dilemmas.strategy_formats"
 #: the name of our own interface (an entry of unknown interface is treated as one of it)

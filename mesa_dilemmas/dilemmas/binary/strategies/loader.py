@@ -43,15 +43,15 @@ description, its code and metadata.  On disk it is either
 Each class may set ``name``, ``description`` (else its docstring),
 ``attitude``, ``source`` and ``games``; unset ones inherit the set's values.
 Strategy code from files is **untrusted**: a set whose files hold code is
-read inside a sandbox worker (:mod:`mesa_dilemmas.agents.strategies.sandbox`)
+read inside a sandbox worker (:mod:`mesa_dilemmas.sandbox`)
 and the run gets only plain metadata back; its entries carry the module path
 and class name (``trusted=False``, ``cls=None``) and are only ever
 instantiated in a worker.  A set that is only a manifest of reference
 strategies is read in-process.  Files in other formats -- such as the published
-format of paper 002's authors (:mod:`mesa_dilemmas.agents.strategies.published`) -- load
-the same way: each format is a :class:`~mesa_dilemmas.agents.strategies.formats.StrategyFormat`
+format of paper 002's authors (:mod:`mesa_dilemmas.dilemmas.binary.strategies.published`) -- load
+the same way: each format is a :class:`~mesa_dilemmas.dilemmas.binary.strategies.formats.StrategyFormat`
 registered under the entry point group ``mesa_dilemmas.strategy_formats``
-(:mod:`mesa_dilemmas.agents.strategies.formats` says which hook is asked when).
+(:mod:`mesa_dilemmas.dilemmas.binary.strategies.formats` says which hook is asked when).
 Sets are looked up by name among the bundled sets (``sets/`` next to this
 file) and the directories listed in ``MESA_DILEMMAS_STRATEGY_PATH``
 (``os.pathsep``-separated), or given by path.  The LLM pipeline that writes
@@ -74,9 +74,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mesa_dilemmas.agents.strategies import formats
-from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy
-from mesa_dilemmas.agents.strategies.reference import reference_label, reference_params
+from mesa_dilemmas.dilemmas.binary.strategies import formats
+from mesa_dilemmas.dilemmas.binary.strategies.base import GameDescription, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies.reference import reference_label, reference_params
+from mesa_dilemmas.sandbox import register_handler
+
+#: every sandbox worker serves "describe": a strategy set read inside the worker
+register_handler("describe", "mesa_dilemmas.dilemmas.binary.strategies.loader:describe_handler")
 
 MANIFEST = "strategy_set.toml"
 ENV_PATH = "MESA_DILEMMAS_STRATEGY_PATH"
@@ -808,7 +812,7 @@ def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dic
 
     Loading a folder moves the progress page on at every file, so the limit of one call's CPU
     time holds per file, not for the whole folder."""
-    from mesa_dilemmas.agents.strategies.sandbox.worker import SLOT_SEAT
+    from mesa_dilemmas.sandbox.worker import SLOT_SEAT
 
     progress = getattr(ctx, "progress", None)
 
@@ -821,7 +825,7 @@ def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dic
 
 def describe_set(path: Path) -> StrategySet:
     """Load the set at ``path`` in a sandbox worker; the run gets checked metadata back."""
-    from mesa_dilemmas.agents.strategies.sandbox import WorkerLost, get_limits, sandbox_for
+    from mesa_dilemmas.sandbox import WorkerLost, get_limits, sandbox_for
 
     # a worker of its own: no other set's code (imported before) can change what it says
     box = sandbox_for(f"load:{path}")

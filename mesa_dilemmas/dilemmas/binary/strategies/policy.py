@@ -12,8 +12,8 @@ from typing import Any
 
 from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy
-from mesa_dilemmas.agents.strategies.loader import StrategyEntry, resolve_strategy
+from mesa_dilemmas.dilemmas.binary.strategies.base import GameDescription, Strategy
+from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry, resolve_strategy
 
 
 class StrategyPolicy(Policy):

@@ -73,9 +73,9 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.base import GameDescription, Strategy, _seed_int
-from mesa_dilemmas.agents.strategies.formats import StrategyFormat
-from mesa_dilemmas.agents.strategies.history import PlayerHistory as OurHistory
+from mesa_dilemmas.dilemmas.binary.strategies.base import GameDescription, Strategy, _seed_int
+from mesa_dilemmas.dilemmas.binary.strategies.formats import StrategyFormat
+from mesa_dilemmas.dilemmas.binary.strategies.history import PlayerHistory as OurHistory
 
 SHIM = "emergent_llm"
 
@@ -336,7 +336,7 @@ def _uses_random(cls: type) -> bool:
 def _class_sources(path: str, mtime_ns: int) -> dict[str, str]:
     """The source text of every top-level class of a file, and the text outside them
     (``mtime_ns`` keys the cache)."""
-    from mesa_dilemmas.agents.strategies.loader import read_limited
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import read_limited
 
     text = read_limited(Path(path), "source file")
     lines = text.splitlines(keepends=True)
@@ -940,7 +940,7 @@ def adapt(cls: type) -> type[Strategy]:
 
 
 def _read_limited(path: Path, what: str) -> str:
-    from mesa_dilemmas.agents.strategies.loader import read_limited
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import read_limited
 
     return read_limited(path, what)
 

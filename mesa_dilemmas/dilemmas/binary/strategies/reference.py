@@ -45,8 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies.base import C, D, GameDescription, Strategy, VectorForm
-from mesa_dilemmas.agents.strategies.history import PlayerHistory
+from mesa_dilemmas.dilemmas.binary.strategies.base import (
+    C,
+    D,
+    GameDescription,
+    Strategy,
+    VectorForm,
+)
+from mesa_dilemmas.dilemmas.binary.strategies.history import PlayerHistory
 
 
 def _opponents_needed(x: float, n_players: int) -> int:

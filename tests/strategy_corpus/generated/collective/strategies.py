@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from mesa_dilemmas.agents.strategies import Strategy
+from mesa_dilemmas.dilemmas.binary.strategies import Strategy
 
 
 class ForgivingMajority(Strategy):
