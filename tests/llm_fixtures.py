@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from mesa_dilemmas.agents import ChoiceSpec, Decision, DilemmaAgent, NumberSpec, Persona, Policy
+from mesa_dilemmas.agents import ChoiceSpec, Decision, DilemmaAgent, NumberSpec, Policy
 from mesa_dilemmas.dilemmas.base import DilemmaModel
+from mesa_dilemmas.dilemmas.fishery.persona import VillagerPersona
 from mesa_dilemmas.llm import bundled_model_path, session
 
 TESTS_DIR = Path(__file__).parent
@@ -121,7 +122,9 @@ class ToyGame(DilemmaModel):
         self.n_phases = phases
         self.players = [
             DilemmaAgent(
-                self, p, Persona(disposition="altruistic" if i % 2 else "selfish", traits=("calm",))
+                self,
+                p,
+                VillagerPersona(disposition="altruistic" if i % 2 else "selfish", traits=("calm",)),
             )
             for i, p in enumerate(policies)
         ]

@@ -24,6 +24,7 @@ from mesa_dilemmas.agents import (
     TextSpec,
 )
 from mesa_dilemmas.dilemmas.base import DilemmaModel
+from mesa_dilemmas.dilemmas.port_of_mars.persona import CrewPersona
 
 
 def test_number_spec_accepts_range_and_rejects_outside():
@@ -187,4 +188,4 @@ def test_agent_is_a_mesa_agent_with_persona():
     agent = model.players[0]
     assert isinstance(agent, mesa.Agent) and agent in model.agents
     assert agent.persona.label() == "general"
-    assert Persona(svo_angle=22.45).label() == "svo22.45"
+    assert CrewPersona(svo_angle=22.45).label() == "svo22.45"

@@ -283,8 +283,8 @@ def test_initial_strategies_follow_table_3(disposition):
 def test_cross_field_checks():
     with pytest.raises(ValueError, match="llm_agents: 4 exceeds n_agents=3"):
         FisheryModel.validate_params({"n_agents": 3, "llm_agents": 4})  # a scenario's params
-    with pytest.raises(ValueError, match="4 players asked for, the game has 3"):
-        build_model(FisheryModel, {"n_agents": 3, "llm_agents": 4})
+    with pytest.raises(ValueError, match="llm_agents: 4 exceeds n_agents=3"):
+        build_model(FisheryModel, {"n_agents": 3, "llm_agents": 4})  # checked before expanding
     with pytest.raises(ValueError, match="llm_agents: Extra inputs are not permitted"):
         FisheryModel(llm_agents=2)  # a shorthand is the scenario's: the model takes players
     with pytest.raises(ValueError, match="monitoring_min"):

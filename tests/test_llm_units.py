@@ -16,10 +16,11 @@ from mesa_dilemmas.agents import (
     InvalidAnswer,
     ListSpec,
     NumberSpec,
-    Persona,
     StructSpec,
     TextSpec,
 )
+from mesa_dilemmas.dilemmas.fishery.persona import VillagerPersona
+from mesa_dilemmas.dilemmas.port_of_mars.persona import CrewPersona
 from mesa_dilemmas.llm import (
     BudgetExceeded,
     LLMConfigError,
@@ -198,8 +199,8 @@ def test_instructions_and_corrections_state_the_spec() -> None:
 
 
 def test_generic_prompt_renders_persona_observation_and_instructions() -> None:
-    persona = Persona(
-        disposition="altruistic",
+    # a game's persona type adds its own fields and sentences to the shared ones
+    persona = CrewPersona(
         svo_angle=60,
         cultural_group="Egalitarian Communitarian",
         traits=("cautious", "fair"),
@@ -215,6 +216,10 @@ def test_generic_prompt_renders_persona_observation_and_instructions() -> None:
     )
     p = prompts.render(d, mode="tags", persona=persona, round_=3)
     assert "(altruistic)" in p.system and "60 degrees" in p.system  # one svo_category
+    assert "You care about the welfare" not in p.system  # no other game's fields
+    villager = prompts.render(d, mode="tags", persona=VillagerPersona(disposition="altruistic"))
+    assert "You care about the welfare of the whole group" in villager.system
+    assert "SVO" not in villager.system
     # generic wording only: a game's own persona texts live beside the game
     assert "cultural group: Egalitarian Communitarian." in p.system
     assert "cautious, fair" in p.system and "Never take more" in p.system
@@ -233,7 +238,7 @@ def test_template_registry_txt_and_toml(tmp_path: Path) -> None:
     kinds = prompts.register_templates("toygame", tmp_path)
     assert sorted(kinds) == ["toygame.health", "toygame.plain"]
     d = Decision("toygame.health", NUM, {"health": 47}, None, 1, 0)
-    p = prompts.render(d, mode="tags", persona=Persona(disposition="selfish"))
+    p = prompts.render(d, mode="tags", persona=VillagerPersona(disposition="selfish"))
     assert p.system == "You are the selfish player." and p.tag == "HEALTH"
     assert p.user.startswith("Port health is 47.") and "<HEALTH>" in p.user
     p2 = prompts.render(Decision("toygame.plain", NUM, {"x": 1}, None, 1, 0), mode="tags")

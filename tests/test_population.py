@@ -23,10 +23,6 @@ from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_
             {"groups": [{"llm": "local", "count": 1, "fraction": 0.5}]},
             "one of count, fraction, seats",
         ),
-        (
-            {"groups": [{"llm": "local", "count": 1, "persona": {"mood": "x"}}]},
-            "unknown field 'mood'",
-        ),
         ({"groups": [{"llm": "local", "count": True}]}, "population.groups.0.count"),
         ({"groups": [{"llm": "local", "fraction": 1.5}]}, "population.groups.0.fraction"),
         ({"placement": "middle"}, "population.placement"),
@@ -36,6 +32,32 @@ from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_
 def test_a_bad_population_table_is_one_line_naming_the_field(table, message):
     with pytest.raises(ValueError, match=message):
         population_table(table)
+
+
+@pytest.mark.parametrize(
+    ("game", "field", "other_game_field"),
+    [("fishery", "disposition", "svo_angle"), ("port_of_mars", "svo_angle", "disposition")],
+)
+def test_persona_fields_are_the_games_own(game, field, other_game_field):
+    """A population table knows no game: the game's persona type says which persona fields a
+    group may set, when the scenario is checked and when the model is built."""
+    from mesa_dilemmas.dilemmas.base import build_model
+    from mesa_dilemmas.dilemmas.registry import game_model
+    from mesa_dilemmas.scenarios.population_check import check_population
+
+    model_cls = game_model(game)
+    value = {"disposition": "selfish", "svo_angle": 30.0}
+    own = {"groups": [{"rule": "rule", "count": 1, "persona": {field: value[field]}}]}
+    assert field in model_cls.PERSONA.field_names() and check_population(model_cls, own) == []
+    other = {
+        "groups": [
+            {"rule": "rule", "count": 1, "persona": {other_game_field: value[other_game_field]}}
+        ]
+    }
+    (problem,) = check_population(model_cls, other)
+    assert f"unknown field {other_game_field!r}" in problem
+    with pytest.raises(ValueError, match=f"persona: unknown field {other_game_field!r}"):
+        build_model(model_cls, {"players": other}, 1)
 
 
 def test_seats_counts_and_fractions_are_placed_without_overlap():

@@ -67,9 +67,9 @@ def test_the_overrides_that_only_made_table_1s_order_are_gone():
 
 
 def params_for_group(group: str) -> PlayerParams:
-    from mesa_dilemmas.agents import Persona
+    from mesa_dilemmas.dilemmas.port_of_mars.persona import CrewPersona
 
-    return params_for(Persona(cultural_group=group))
+    return params_for(CrewPersona(cultural_group=group))
 
 
 def test_what_a_value_encodes_names_real_claims_and_makes_them_by_construction():

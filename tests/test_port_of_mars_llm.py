@@ -13,8 +13,8 @@ from llm_fixtures import llm_env  # noqa: E402, F401, F811
 from llm_servers.responder import NormalizedRequest, Reply, scripted_reply
 from llm_servers.wire import WireServer
 
-from mesa_dilemmas.agents import persona as persona_mod
 from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
+from mesa_dilemmas.dilemmas.port_of_mars import persona as persona_mod
 from mesa_dilemmas.dilemmas.port_of_mars import players
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.dilemmas.port_of_mars.specs import budget_spec

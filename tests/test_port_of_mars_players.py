@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mesa_dilemmas.agents import Decision, Persona
+from mesa_dilemmas.agents import Decision
 from mesa_dilemmas.agents.random_policy import RandomLegalPolicy
 from mesa_dilemmas.dilemmas.base import build_model
 from mesa_dilemmas.dilemmas.port_of_mars.meeting import meeting_spec, writer_observation
 from mesa_dilemmas.dilemmas.port_of_mars.model import PortOfMarsModel
 from mesa_dilemmas.dilemmas.port_of_mars.narrator import PortOfMarsRuleNarrator
+from mesa_dilemmas.dilemmas.port_of_mars.persona import CrewPersona
 from mesa_dilemmas.dilemmas.port_of_mars.personas import (
     CULTURAL_GROUPS,
     params_for,
@@ -131,8 +132,8 @@ def test_presets_build_personas_and_labels():
     assert [persona_label(p) for p in traits] == ["cooperative", "selfish"] * 2 + ["selfish"]
     assert "selfish" in traits[1].traits
     assert params_for(traits[0]).health_base > params_for(traits[1]).health_base
-    ec = params_for(Persona(cultural_group="egalitarian-communitarian"))
-    hi = params_for(Persona(cultural_group="hierarchical-individualist"))
+    ec = params_for(CrewPersona(cultural_group="egalitarian-communitarian"))
+    hi = params_for(CrewPersona(cultural_group="hierarchical-individualist"))
     assert ec.dirty_bias < hi.dirty_bias and ec.health_base > hi.health_base
 
 

@@ -1,59 +1,57 @@
 """Personas: data attached to an agent that both rule and LLM policies read.
 
-A rule policy maps a persona to numbers (an SVO angle to a health-spend share,
-"altruistic" to a low fishing effort); an LLM policy renders the same fields
-into its system prompt.  Nothing here decides anything.
+A rule policy maps a persona to numbers (an SVO angle to a health-spend share, "altruistic"
+to a low fishing effort); an LLM policy renders the same fields into its system prompt.
+Nothing here decides anything, and nothing here belongs to one paper: :class:`Persona` holds
+what any game's players may carry (trait words, a strategy in words, free extras).  A game
+whose players carry more -- the norms paper's dispositions, Port of Mars's SVO angles and
+cultural groups -- subclasses it in its own folder, adds its fields and their sentences
+(:meth:`Persona.identity`), and names the subclass as its model's ``PERSONA``; a
+``[population]`` group's ``persona = { ... }`` table may then set those fields.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-Disposition = Literal["general", "altruistic", "selfish"]
-
-#: Social Value Orientation categories by angle (degrees), the standard boundaries of
-#: Murphy, Ackermann & Handgraaf (2011), as paper 001 uses them: altruistic above 57.15,
-#: prosocial above 22.45 up to 57.15, individualistic above -12.04 up to 22.45, competitive
-#: at -12.04 and below.  A boundary angle belongs to the category below it.
-SVO_COMPETITIVE_BELOW = -12.04
-SVO_PROSOCIAL_ABOVE = 22.45
-SVO_ALTRUISTIC_ABOVE = 57.15
-
-
-def svo_category(angle: float) -> str:
-    """The SVO category of an angle: "altruistic", "prosocial", "individualistic" or
-    "competitive" (the one category function of the project; boundaries above)."""
-    if angle > SVO_ALTRUISTIC_ABOVE:
-        return "altruistic"
-    if angle > SVO_PROSOCIAL_ABOVE:
-        return "prosocial"
-    if angle > SVO_COMPETITIVE_BELOW:
-        return "individualistic"
-    return "competitive"
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 
 @dataclass(frozen=True)
 class Persona:
-    """Who an agent is, as far as any policy is concerned.
+    """Who an agent is, as far as any policy is concerned (the fields every game shares).
 
-    ``disposition``: the norms paper's general / altruistic / selfish types.
-    ``svo_angle``: social value orientation in degrees (paper 001).
-    ``cultural_group``: e.g. "hierarchical-individualist" (paper 001, Sec. 4.1).
     ``traits``: free-form trait words ("cooperative", "selfish", ...).
     ``strategy_text``: an initial personal strategy in natural language.
+    ``extra``: anything else a game or a population attaches (``name``, a preset's key, ...).
     """
 
-    disposition: Disposition = "general"
-    svo_angle: float | None = None
-    cultural_group: str | None = None
     traits: tuple[str, ...] = ()
     strategy_text: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The fields a population's ``persona = { ... }`` table may set for this persona."""
+        return tuple(f.name for f in fields(cls))
+
     def label(self) -> str:
-        if self.svo_angle is not None:
-            return f"svo{self.svo_angle:g}"
-        if self.cultural_group:
-            return self.cultural_group
-        return self.disposition
+        """A short label for tables and figures ("general" unless a game says more)."""
+        return "general"
+
+    def identity(self) -> list[str]:
+        """The game's own persona fields as second-person sentences (none here)."""
+        return []
+
+    def sentences(self) -> list[str]:
+        """The persona as second-person sentences, for a prompt that has no wording of its own:
+        the name, the game's fields (:meth:`identity`), the traits, the strategy."""
+        parts = []
+        name = self.extra.get("name") if self.extra else None
+        if name:
+            parts.append(f"Your name is {name}.")
+        parts += self.identity()
+        if self.traits:
+            parts.append("Your personality traits: " + ", ".join(self.traits) + ".")
+        if self.strategy_text:
+            parts.append("Your strategy: " + self.strategy_text.strip())
+        return parts

@@ -76,7 +76,7 @@ class Group(BaseModel):
     count: Annotated[int, Field(ge=0, strict=True)] | None = None
     fraction: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
     seats: list[Annotated[int, Field(ge=0, strict=True)]] | None = None
-    #: persona fields that replace the game's (``disposition``, ``svo_angle``, ``traits``, ...)
+    #: persona fields that replace the game's (``traits``, and the game's own persona fields)
     persona: dict[str, Any] = Field(default_factory=dict)
     #: per-group LLM settings (``temperature``, ``answer_mode``, ...) over the run's ``[llm]``
     llm_options: dict[str, Any] = Field(default_factory=dict)
@@ -94,9 +94,6 @@ class Group(BaseModel):
             raise ValueError(
                 f"a group takes one of count, fraction, seats (got {', '.join(sizes)})"
             )
-        unknown = set(self.persona) - set(Persona.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"persona: unknown field {sorted(unknown)[0]!r}")
         if self.seats is not None and len(set(self.seats)) != len(self.seats):
             raise ValueError("seats: a seat is listed twice")
         return self
@@ -248,6 +245,12 @@ class Population(BaseModel):
         if group is None or not group.persona:
             return persona
         fields = dict(group.persona)
+        unknown = sorted(set(fields) - set(persona.field_names()))
+        if unknown:
+            raise ValueError(
+                f"persona: unknown field {unknown[0]!r} for a {type(persona).__name__}; "
+                f"allowed: {', '.join(persona.field_names())}"
+            )
         if "traits" in fields:
             fields["traits"] = tuple(fields["traits"])
         return replace(persona, **fields)

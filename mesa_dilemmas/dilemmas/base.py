@@ -60,6 +60,10 @@ class DilemmaModel(mesa.Model):
     POPULATION_ROLES: ClassVar[tuple[str, ...]] = ()
     #: the directory of this game's LLM prompt templates (registered as ``GAME.<file stem>``)
     PROMPTS_DIR: ClassVar[Any] = None
+    #: the persona type of this game's players (a game with its own persona fields names its
+    #: :class:`~mesa_dilemmas.agents.persona.Persona` subclass; a population's
+    #: ``persona = { ... }`` may set those fields)
+    PERSONA: ClassVar[type[Persona]] = Persona
     #: the kinds of ``[population]`` group this game can seat
     POLICY_KINDS: ClassVar[tuple[str, ...]] = ("rule", "llm", "factory")
 
@@ -151,7 +155,7 @@ class DilemmaModel(mesa.Model):
         seated: list[DilemmaAgent] = []
         for seat, group in enumerate(self.population.assign(n, self.rng)):
             persona = (
-                self.population.persona_for(group, Persona())
+                self.population.persona_for(group, self.PERSONA())
                 if persona_of is None
                 else persona_of(seat, group)
             )

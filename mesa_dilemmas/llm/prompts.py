@@ -14,8 +14,8 @@ Template files
 001).  Both are ``str.format`` templates with these fields:
 
 ``{observation}`` the whole observation as readable lines; ``{obs[key]}`` one
-value of it; ``{persona}`` the persona text; ``{p.svo_angle}`` a persona
-field; ``{instructions}`` the answer instructions (appended automatically when
+value of it; ``{persona}`` the persona text; ``{p.traits}`` a persona field (a game's own
+persona type adds its fields); ``{instructions}`` the answer instructions (appended automatically when
 a template leaves them out); ``{tag}``, ``{kind}``, ``{round}``,
 ``{agent_id}``, ``{describe}`` (the spec's one-line description); ``{example}`` in tags mode
 for a decision whose prompt shows a wider spec than its own (``Decision.shown``): a legal example
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mesa_dilemmas.agents.decisions import AnswerSpec, Decision, ListSpec
-from mesa_dilemmas.agents.persona import Persona, svo_category
+from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.llm.answers import (
     DEFAULT_TAG,
     answer_token_limit,
@@ -136,13 +136,6 @@ def template_for(kind: str, templates_dir: str | None = None) -> TemplateLike | 
 
 # -- the generic parts ---------------------------------------------------------
 
-DISPOSITIONS = {
-    "general": "",
-    "altruistic": "You care about the welfare of the whole group and about the future as much "
-    "as about your own payoff.",
-    "selfish": "You care mainly about your own payoff.",
-}
-
 GAME_PREAMBLE = (
     "You are a player in a game with other players, played over several rounds. "
     "Each round you are asked to make decisions."
@@ -150,30 +143,14 @@ GAME_PREAMBLE = (
 
 
 def persona_text(persona: Persona | None) -> str:
-    """The persona as generic second-person sentences (empty for a default persona).
+    """The persona as generic second-person sentences (empty for a default persona): the
+    persona's own :meth:`~mesa_dilemmas.agents.persona.Persona.sentences`.
 
     A game with its own persona wording renders it beside the game and its
     templates set their own ``system`` text; this is the fallback for templates that do not."""
     if persona is None:
         return ""
-    parts = []
-    name = persona.extra.get("name") if persona.extra else None
-    if name:
-        parts.append(f"Your name is {name}.")
-    if DISPOSITIONS.get(persona.disposition):
-        parts.append(DISPOSITIONS[persona.disposition])
-    if persona.svo_angle is not None:
-        parts.append(
-            f"Your social value orientation (SVO) angle is {persona.svo_angle:g} degrees "
-            f"({svo_category(persona.svo_angle)})."
-        )
-    if persona.cultural_group:
-        parts.append(f"Your cultural group: {persona.cultural_group}.")
-    if persona.traits:
-        parts.append("Your personality traits: " + ", ".join(persona.traits) + ".")
-    if persona.strategy_text:
-        parts.append("Your strategy: " + persona.strategy_text.strip())
-    return " ".join(parts)
+    return " ".join(persona.sentences())
 
 
 def system_text(persona: Persona | None, extra: str | None = None) -> str:

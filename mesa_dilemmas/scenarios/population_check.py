@@ -54,7 +54,7 @@ def _group_problem(
 ) -> str | None:
     if group.seats == []:
         return "seats: give at least one seat (or leave seats out)"
-    problem = _persona_problem(group.persona)
+    problem = _persona_problem(group.persona, getattr(model_cls, "PERSONA", Persona))
     if problem:
         return problem
     if group.kind not in kinds:
@@ -78,9 +78,16 @@ def _group_problem(
     return None
 
 
-def _persona_problem(persona: Mapping[str, Any]) -> str | None:
-    hints = typing.get_type_hints(Persona)
-    for field in fields(Persona):
+def _persona_problem(persona: Mapping[str, Any], persona_type: type[Persona]) -> str | None:
+    """What is wrong with a group's ``persona`` table for the game's persona type."""
+    unknown = sorted(set(persona) - set(persona_type.field_names()))
+    if unknown:
+        return (
+            f"persona: unknown field {unknown[0]!r} for this game's players; "
+            f"allowed: {', '.join(persona_type.field_names())}"
+        )
+    hints = typing.get_type_hints(persona_type)
+    for field in fields(persona_type):
         if field.name not in persona:
             continue
         allowed = typing.get_args(hints[field.name])

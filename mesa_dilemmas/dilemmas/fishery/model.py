@@ -73,6 +73,7 @@ from mesa_dilemmas.dilemmas.fishery.norm_structure import (
 )
 from mesa_dilemmas.dilemmas.fishery.norms import cap_sentence, stated_cap
 from mesa_dilemmas.dilemmas.fishery.parameters import FisheryParameters, FisheryShorthands
+from mesa_dilemmas.dilemmas.fishery.persona import VillagerPersona
 from mesa_dilemmas.dilemmas.fishery.villagers import (
     TYPE_RANGES,
     VillagerRules,
@@ -154,6 +155,7 @@ class FisheryModel(DilemmaModel):
     """A shared-lake fishery with punishment, payoff-biased imitation and propose->vote norms."""
 
     GAME: ClassVar[str] = "fishery"
+    PERSONA = VillagerPersona
     #: the metrics summarised per grid cell (mean, s.e.m.) in summary.json
     RUN_METRICS: ClassVar[tuple[str, ...]] = (
         "survival_time",
@@ -230,7 +232,7 @@ class FisheryModel(DilemmaModel):
             drawn[slot] = draw_strategy(
                 self.rng, disposition, p.punisher_profile, (p.monitoring_min, p.monitoring_max)
             )
-            persona = self.population.persona_for(group, Persona(disposition=disposition))
+            persona = self.population.persona_for(group, VillagerPersona(disposition=disposition))
             if (
                 group is not None and group.kind != "rule"
             ):  # a language villager: its norms are text

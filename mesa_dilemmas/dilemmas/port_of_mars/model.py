@@ -138,6 +138,7 @@ from mesa_dilemmas.dilemmas.port_of_mars.parameters import (
     PortOfMarsParameters,
     PortOfMarsShorthands,
 )
+from mesa_dilemmas.dilemmas.port_of_mars.persona import CrewPersona
 from mesa_dilemmas.dilemmas.port_of_mars.prompts import PROMPTS_DIR
 from mesa_dilemmas.dilemmas.port_of_mars.specs import (
     budget_spec,
@@ -323,6 +324,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
     """Port of Mars with five players whose decisions all go through the decision broker."""
 
     GAME: ClassVar[str] = "port_of_mars"
+    PERSONA = CrewPersona
 
     @classmethod
     def rule_players(cls) -> dict[str, Any]:
@@ -416,7 +418,7 @@ class PortOfMarsModel(Observations, Metrics, DilemmaModel):
         self.meeting_market = writer is None or writer.kind == "rule"
         if p.meeting and self.broker.narrator is None:
             self.broker.narrator = self.population.build(
-                writer, model=self, seat=None, persona=Persona(), rules=MEETING_WRITERS
+                writer, model=self, seat=None, persona=CrewPersona(), rules=MEETING_WRITERS
             )
             self.broker.narrator.bind(None)
         #: the game's length: ``n_rounds``, or drawn from min_rounds..max_rounds (players never know)

@@ -17,8 +17,8 @@ import math
 from typing import Any
 
 from mesa_dilemmas.agents.decisions import Decision
-from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import RulePolicy
+from mesa_dilemmas.dilemmas.port_of_mars.persona import CrewPersona
 from mesa_dilemmas.dilemmas.port_of_mars.personas import params_for
 
 #: how far (fraction of coins) a meeting pledge may go beyond a player's usual ceiling
@@ -35,7 +35,7 @@ class PortOfMarsRuleNarrator(RulePolicy):
     def meeting(self, decision: Decision) -> dict[str, Any]:
         obs = decision.observation
         players = obs["players"]
-        params = [params_for(Persona(**p["persona"])) for p in players]
+        params = [params_for(CrewPersona(**p["persona"])) for p in players]
         hc = max(1, obs["port_health_coin_cost"])
         base = [pp.health_base * p["coins"] for pp, p in zip(params, players, strict=True)]
         projected = obs["port_health"] + sum(base) / hc - obs["wear_per_round"]

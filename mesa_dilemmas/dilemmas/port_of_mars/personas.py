@@ -9,7 +9,7 @@ of a projected shortfall it covers; the logit of taking a dirty accomplishment
 falls with ``s``; trade offers are more often selfish (ask more units than
 offered) at low angles and generous at high ones; a trade is accepted when
 ``c * own gain + s * partner's gain > 0``, so pro-self players reject more.  SVO categories
-use the one boundary set of the project (:func:`mesa_dilemmas.agents.persona.svo_category`).
+use the one boundary set of the project (:func:`.persona.svo_category`).
 
 **Cultural groups** (Sec. 4.1) and the **cooperative / selfish trait sets** are
 presets: an SVO-equivalent angle read off each description plus a few overrides for
@@ -36,11 +36,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mesa_dilemmas.agents.persona import (
+from mesa_dilemmas.agents.persona import Persona
+from mesa_dilemmas.dilemmas.port_of_mars.persona import (
     SVO_ALTRUISTIC_ABOVE,
     SVO_COMPETITIVE_BELOW,
     SVO_PROSOCIAL_ABOVE,
-    Persona,
+    CrewPersona,
     svo_category,
 )
 
@@ -416,23 +417,23 @@ def encoded_by(claim_key: str) -> tuple[str, ...]:
 
 
 def svo_persona(angle: float) -> Persona:
-    return Persona(svo_angle=float(angle), extra={"svo_category": svo_category(angle)})
+    return CrewPersona(svo_angle=float(angle), extra={"svo_category": svo_category(angle)})
 
 
 def cultural_persona(group: str) -> Persona:
     if group not in CULTURAL_PRESETS:
         raise ValueError(f"unknown cultural group {group!r}; known: {', '.join(CULTURAL_GROUPS)}")
-    return Persona(cultural_group=group)
+    return CrewPersona(cultural_group=group)
 
 
 def trait_persona(name: str) -> Persona:
     if name not in TRAIT_PRESETS:
         raise ValueError(f"unknown trait set {name!r}; known: {', '.join(TRAIT_PRESETS)}")
-    return Persona(traits=TRAIT_SETS[name], extra={"trait_set": name})
+    return CrewPersona(traits=TRAIT_SETS[name], extra={"trait_set": name})
 
 
 def bot_persona() -> Persona:
-    return Persona(extra={"policy": "reference_bot"})
+    return CrewPersona(extra={"policy": "reference_bot"})
 
 
 def preset_personas(

@@ -39,8 +39,9 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from mesa_dilemmas.agents.persona import Persona, svo_category
+from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.dilemmas.port_of_mars.cards import bundle_text
+from mesa_dilemmas.dilemmas.port_of_mars.persona import svo_category
 from mesa_dilemmas.dilemmas.port_of_mars.prompts import PARTS_DIR
 
 
