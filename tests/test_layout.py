@@ -138,3 +138,121 @@ def test_no_file_outside_the_llm_layer_builds_an_llm_policy():
             elif isinstance(node, ast.Attribute) and node.attr in builders:
                 found.append(f"{rel}:{node.lineno}")
     assert found == []
+
+
+# -- families: a folder under dilemmas/ that registered games import (the C/D games' binary/) ---
+
+#: a module path in a string: ``pkg.module``, ``pkg.module:attr`` or ``module:Attr``
+MODULE_PATH = re.compile(
+    r"[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?|:[A-Za-z_][\w.]*)"
+)
+
+
+def imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every module an import statement names (``from a import b``: ``a`` and ``a.b``)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.append((node.lineno, node.module))
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return out
+
+
+def families() -> dict[str, set[str]]:
+    """Family folder name -> the registered games whose package imports it: a folder under
+    ``dilemmas/`` (a package, not a registered game's) that registered games import."""
+    games = own_games()
+    game_folders = {folder.name for folder in games.values()}
+    found: dict[str, set[str]] = {}
+    for game, folder in games.items():
+        for path in folder.rglob("*.py"):
+            for _, module in imported_modules(ast.parse(path.read_text())):
+                parts = module.split(".")
+                if parts[:2] != ["mesa_dilemmas", "dilemmas"] or len(parts) < 3:
+                    continue
+                name = parts[2]
+                if name not in game_folders and (PACKAGE / "dilemmas" / name).is_dir():
+                    found.setdefault(name, set()).add(game)
+    return found
+
+
+def family_words() -> set[str]:
+    """What shared code must not name: every family's folder and its experiments (the modules
+    registered in ``mesa_dilemmas.experiments`` from a family's folder)."""
+    words = set(families())
+    for ep in entry_points(group="mesa_dilemmas.experiments"):
+        parts = ep.value.partition(":")[0].split(".")
+        if parts[:2] == ["mesa_dilemmas", "dilemmas"] and len(parts) > 2 and parts[2] in words:
+            words |= {ep.name, parts[-1]}
+    return words
+
+
+def names_a_family(source: str, words: set[str]) -> list[str]:
+    """Import statements and module-path strings of ``source`` that name one of ``words`` as a
+    part of the path (``mesa_dilemmas.dilemmas.binary.game``, ``"self_play:Class"``)."""
+    tree = ast.parse(source)
+    found = imported_modules(tree)
+    found += [
+        (node.lineno, node.value.strip())
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and MODULE_PATH.fullmatch(node.value.strip())
+    ]
+    out = []
+    for lineno, path in found:
+        parts = set(re.split(r"[.:]", path))
+        if parts & words:
+            out.append(f"{lineno}: {path}")
+    return sorted(set(out))
+
+
+def shared_files() -> list[Path]:
+    """The package's files outside every registered game's and every family's folder."""
+    own = [*own_games().values(), *(PACKAGE / "dilemmas" / f for f in families())]
+    return [
+        p
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "__pycache__" not in p.parts and not any(f in p.parents for f in own)
+    ]
+
+
+def test_the_cd_games_are_a_family():
+    found = families()
+    assert found.get("binary") == {"public_goods", "collective_risk", "common_pool"}
+    assert {"self_play", "cultural_evolution", "strategy_writing"} <= family_words()
+
+
+def test_the_family_check_sees_imports_and_module_paths():
+    words = {"binary", "self_play"}
+    source = (
+        "import mesa_dilemmas.dilemmas.binary.game\n"
+        "from mesa_dilemmas.dilemmas import binary\n"
+        "X = 'self_play:SelfPlayExperiment'\n"
+        "Y = 'mesa_dilemmas.dilemmas.binary.rules:make_game'\n"
+        "Z = 'a binary choice, self_play in prose'\n"
+        "W = 'binary'\n"
+        "# import mesa_dilemmas.dilemmas.binary\n"
+    )
+    assert [f.split(":")[0] for f in names_a_family(source, words)] == ["1", "2", "3", "4"]
+
+
+def test_no_shared_file_names_a_family_or_its_experiments():
+    """Shared layers (agents, llm, scenarios, analysis, viz, the sandbox, cli.py,
+    reproduction.py, dilemmas/base.py, registry.py, ...) reach a family's parts -- strategies,
+    experiments, report sections, commands -- by entry point, never by name: no import
+    statement and no module path in a string names a family's folder or one of its
+    experiments."""
+    words = family_words()
+    files = shared_files()
+    rel = {p.relative_to(PACKAGE).as_posix() for p in files}
+    assert {"cli.py", "reproduction.py", "sandbox/pool.py", "dilemmas/registry.py"} <= rel
+    assert not any(r.startswith("dilemmas/binary/") for r in rel)
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{hit}"
+        for path in files
+        for hit in names_a_family(path.read_text(encoding="utf-8"), words)
+    ]
+    assert not found, "shared files name a family:\n" + "\n".join(found)
