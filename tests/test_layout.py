@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -256,3 +257,50 @@ def test_no_shared_file_names_a_family_or_its_experiments():
         for hit in names_a_family(path.read_text(encoding="utf-8"), words)
     ]
     assert not found, "shared files name a family:\n" + "\n".join(found)
+
+
+def persona_words(source: str, fields: set[str]) -> list[str]:
+    """Where code (not prose) uses one of ``fields``: an attribute, a keyword argument, a
+    name, or a string constant that is exactly the field's name (``persona["svo_angle"]``)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        word = None
+        if isinstance(node, ast.Attribute):
+            word = node.attr
+        elif isinstance(node, ast.keyword):
+            word = node.arg
+        elif isinstance(node, ast.Name):
+            word = node.id
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            word = node.value
+        if word in fields:
+            out.append(f"{getattr(node, 'lineno', '?')}: {word}")
+    return out
+
+
+def test_no_shared_file_knows_a_games_persona_fields():
+    """Each game's persona type (its model's ``PERSONA``) lives in its folder; the shared
+    :class:`Persona` holds only what every game shares, and no shared file reads or sets a
+    game's own persona fields (a disposition, an SVO angle, a cultural group, ...)."""
+    from dataclasses import fields
+
+    from mesa_dilemmas.agents.persona import Persona
+    from mesa_dilemmas.dilemmas.registry import game_model
+
+    shared = {f.name for f in fields(Persona)}
+    own: dict[str, set[str]] = {}
+    for game, folder in own_games().items():
+        persona = game_model(game).PERSONA
+        if persona is not Persona:
+            assert folder in Path(sys.modules[persona.__module__].__file__).parents, game
+            own[game] = {f.name for f in fields(persona)} - shared
+    assert own["fishery"] == {"disposition"}
+    assert own["port_of_mars"] == {"svo_angle", "cultural_group"}
+    words = set().union(*own.values())
+    assert persona_words("p.svo_angle\nf(disposition=1)\nx['cultural_group']\n# svo_angle\n", words)
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{hit}"
+        for path in shared_files()
+        for hit in persona_words(path.read_text(encoding="utf-8"), words)
+    ]
+    assert not found, "shared files use a game's persona fields:\n" + "\n".join(found)

@@ -140,3 +140,33 @@ def test_an_unknown_interface_from_a_worker_is_read_as_native(tmp_path: Path) ->
     item = {"name": "NiceOne", "module": str(path.resolve()), "class": "NiceOne"}
     s = set_from_description({"entries": [{**item, "interface": "toy"}]}, path.resolve())
     assert s.get("NiceOne").interface == "native"  # "toy" is not registered here
+
+
+def test_a_set_written_before_the_family_moved_still_loads(tmp_path: Path) -> None:
+    """Generated strategy files import the base class from where the writing prompt said at the
+    time (``mesa_dilemmas.agents.strategies`` before the C/D family had one home): a paid-for
+    set on disk loads and plays as it did."""
+    path = tmp_path / "written_earlier.py"
+    path.write_text(
+        textwrap.dedent(
+            '''
+            from mesa_dilemmas.agents.strategies import Strategy
+
+
+            class Opener(Strategy):
+                """Cooperates in the first round, then defects."""
+
+                def __init__(self, game):
+                    super().__init__(game)
+
+                def act(self, history):
+                    return "C" if history.is_first_round else "D"
+            '''
+        )
+    )
+    described = set_description(path)
+    (entry,) = set_from_description(described, path)
+    assert entry.name == "Opener" and entry.interface == "native"
+    cls, params = entry_class(entry.ref())
+    game = GameDescription("public_goods", 2, 3)
+    assert cls.create(game, (1, (0,)), params).act(HistoryStore(1, 2, 3).player(0, 0)) == "C"

@@ -4,8 +4,8 @@ A rule policy maps a persona to numbers (an SVO angle to a health-spend share, "
 to a low fishing effort); an LLM policy renders the same fields into its system prompt.
 Nothing here decides anything, and nothing here belongs to one paper: :class:`Persona` holds
 what any game's players may carry (trait words, a strategy in words, free extras).  A game
-whose players carry more -- the norms paper's dispositions, Port of Mars's SVO angles and
-cultural groups -- subclasses it in its own folder, adds its fields and their sentences
+whose players carry more -- a disposition, a social value orientation, a cultural group --
+subclasses it in its own folder, adds its fields and their sentences
 (:meth:`Persona.identity`), and names the subclass as its model's ``PERSONA``; a
 ``[population]`` group's ``persona = { ... }`` table may then set those fields.
 """

@@ -225,12 +225,30 @@ class StrategySet:
 # -- loading -------------------------------------------------------------
 
 
+#: the module paths strategy files written before the C/D family had one home import from
+#: (``from mesa_dilemmas.agents.strategies import Strategy``, as the writing prompt then said):
+#: such files -- generated sets that were paid for -- still load, through these names only
+WRITTEN_BEFORE_THE_MOVE = {
+    "mesa_dilemmas.agents.strategies": "mesa_dilemmas.dilemmas.binary.strategies",
+    "mesa_dilemmas.agents.strategies.base": "mesa_dilemmas.dilemmas.binary.strategies.base",
+    "mesa_dilemmas.agents.strategies.history": "mesa_dilemmas.dilemmas.binary.strategies.history",
+    "mesa_dilemmas.agents.strategies.reference": "mesa_dilemmas.dilemmas.binary.strategies.reference",
+}
+
+
+def _earlier_import_paths() -> None:
+    for old, new in WRITTEN_BEFORE_THE_MOVE.items():
+        if old not in sys.modules:
+            sys.modules[old] = importlib.import_module(new)
+
+
 def _import_path(path: Path) -> ModuleType:
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     module_name = f"mesa_dilemmas._strategy_sets.m{digest}_{path.stem}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     formats.prepare_all()
+    _earlier_import_paths()
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import strategy module {path}")
