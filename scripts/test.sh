@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system_packages.sh chromium npm
-bash scripts/bootstrap.sh "test,dashboard,local,ray"
+bash scripts/bootstrap.sh "test,dashboard,local,ray,pettingzoo,docs"
 .venv/bin/python -m pip install --quiet -e examples/stag_hunt   # the example game from its own package
 .venv/bin/python -m mesa_dilemmas.viz.dashboard.assets   # Solara's front-end files, from the npm registry
 .venv/bin/ruff check mesa_dilemmas tests benchmarks scripts examples

@@ -5,21 +5,21 @@ or by its import path (``game = "my_pkg.stag_hunt:StagHuntModel"``). Names come 
 points, and so does everything a game brings besides its model; this package registers its own
 games in ``pyproject.toml`` exactly as an installed package registers more:
 
-=================================  ==============================================================
-group                              value
-=================================  ==============================================================
-``mesa_dilemmas.games``            the Mesa model class
-``mesa_dilemmas.pages``            a dashboard page (``GamePage``, or ``ComparePage``)
-``mesa_dilemmas.figures``          a figure: ``fn(run_dir, runs, steps, scenario) -> [paths]``
-``mesa_dilemmas.analyses``         ``register(subparsers)`` for ``mesa-dilemmas analyse NAME``
-``mesa_dilemmas.commands``         ``register(subparsers)`` for ``mesa-dilemmas NAME``
-``mesa_dilemmas.claims``           a module with ``EXPERIMENTS`` and ``CLAIMS`` for ``reproduce``
-``mesa_dilemmas.policies``         a policy factory a ``[population]`` table names
-``mesa_dilemmas.experiments``      a module of experiments a scenario names by the module's
-                                   registered name (``experiment = "NAME:Class"``)
-``mesa_dilemmas.reproduce_sources`` another input ``reproduce`` judges claims on: a
-                                   ``ReproduceSource`` (its own option, e.g. ``--strategies``)
-=================================  ==============================================================
+====================================  ==============================================================
+group                                 value
+====================================  ==============================================================
+``mesa_dilemmas.games``               the Mesa model class
+``mesa_dilemmas.pages``               a dashboard page (``GamePage``, or ``ComparePage``)
+``mesa_dilemmas.figures``             a figure: ``fn(run_dir, runs, steps, scenario) -> [paths]``
+``mesa_dilemmas.analyses``            ``register(subparsers)`` for ``mesa-dilemmas analyse NAME``
+``mesa_dilemmas.commands``            ``register(subparsers)`` for ``mesa-dilemmas NAME``
+``mesa_dilemmas.claims``              a module with ``EXPERIMENTS`` and ``CLAIMS`` for ``reproduce``
+``mesa_dilemmas.policies``            a policy factory a ``[population]`` table names
+``mesa_dilemmas.experiments``         a module of experiments a scenario names by the module's
+                                      registered name (``experiment = "NAME:Class"``)
+``mesa_dilemmas.reproduce_sources``   another input ``reproduce`` judges claims on: a
+                                      ``ReproduceSource`` (its own option, e.g. ``--strategies``)
+====================================  ==============================================================
 
 Bundled scenarios are the ``scenarios/*.toml`` files beside a registered game's model module.
 Nothing outside a game's own package names the game, and nothing outside a family's package

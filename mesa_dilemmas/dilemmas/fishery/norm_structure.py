@@ -107,7 +107,7 @@ def numeric_norm_structure(strategies: np.ndarray) -> NormStructure:
     across the society (:func:`standardise`), so cosines compare profiles, not scales or means.
 
     * similarity -- the mean pairwise cosine c of the z-scored rows, rescaled from its attainable
-      range [-1/(N-1), 1] to [0, 1]: ((N-1) c + 1) / N, which is |mean of the unit rows|^2.  Near 0
+      range [-1/(N-1), 1] to [0, 1]: ((N-1) c + 1) / N, which is ``|mean of the unit rows|^2``.  Near 0
       for independent strategies (0.01 for ten villagers with Table 3's ranges), rising towards 1
       as villagers deviate from the average in the same way;
     * alignment -- the z-scored rows sum to zero, so their cosine with the mean is undefined;

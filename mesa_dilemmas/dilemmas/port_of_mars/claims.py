@@ -466,7 +466,8 @@ BOOTSTRAP = 400
 def judge_pom_culture_dirty_gaps(run_dir: Path) -> Verdict:
     """Table 1: the two individualist groups are close in dirty use and the steps below them
     larger (LLM players: HI 15%, EI 13%, HC 7%, EC 4%: gaps 2, 6, 3 points).  Tested on pooled
-    shares: |HI - EI| below |EI - HC| and below |HC - EC|, each by a bootstrap over games."""
+    shares: ``|HI - EI|`` below ``|EI - HC|`` and below ``|HC - EC|``, each by a bootstrap over
+    games."""
     seats = _seats(run_dir)
     order = _table1_order(1)  # HI, EI, HC, EC
     games = seats["RunId"].unique()

@@ -16,8 +16,7 @@ Writes to ``RUN_DIR/analysis`` (or ``--out``) the tables of
 ``meeting_tests.csv``, ``fig3_meeting`` (a grid over ``meeting``)
     Fig. 3: per label, the two-sided Mann-Whitney U test (scipy) of per-player coins to port
     health and per-player % dirty with the meeting against without it.
-``leadership.csv``, ``fig4_survival_by_leader``, ``fig5_winners_by_leader`` (a grid over
-``leadership``)
+``leadership.csv``, ``fig4_survival_by_leader``, ``fig5_winners_by_leader`` (a grid over ``leadership``)
     Figs. 4-5: per variant and leader label, survival and the share of runs each label won.
 
 Only the figures the run's grid supports are drawn; one line says which were skipped and why.

@@ -2,27 +2,27 @@
 
 Each is named by a short spec string, ``"name"`` or ``"name(arg, ...)"``:
 
-=================  ==============================================================
-``all_c``          always cooperate (A-C)
-``all_d``          always defect (A-D)
-``rnd(p)``         cooperate with probability p (Rnd(p))
-``cc(x)``          CC: cooperate first; then cooperate iff at least x opponents
-                   cooperated last round
-``cd(x)``          CD: defect first; then defect iff at least x opponents
-                   cooperated last round
-``tft(q)``         n-player tit-for-tat: cooperate first; then cooperate iff at
-                   least a fraction q of opponents cooperated last round
-``ptft``           proportional tit-for-tat: cooperate with probability equal to
-                   last round's fraction of cooperating opponents
-``gtft(q, g)``     generous tit-for-tat: as ``tft(q)``, but forgives (cooperates
-                   anyway) with probability g
+=====================  ==============================================================
+``all_c``              always cooperate (A-C)
+``all_d``              always defect (A-D)
+``rnd(p)``             cooperate with probability p (Rnd(p))
+``cc(x)``              CC: cooperate first; then cooperate iff at least x opponents
+                       cooperated last round
+``cd(x)``              CD: defect first; then defect iff at least x opponents
+                       cooperated last round
+``tft(q)``             n-player tit-for-tat: cooperate first; then cooperate iff at
+                       least a fraction q of opponents cooperated last round
+``ptft``               proportional tit-for-tat: cooperate with probability equal to
+                       last round's fraction of cooperating opponents
+``gtft(q, g)``         generous tit-for-tat: as ``tft(q)``, but forgives (cooperates
+                       anyway) with probability g
 ``tft_endgame(q, e)``  ``tft(q)`` that defects in the last e rounds
-``grim(tol)``      grim trigger: cooperate until a round in which more than a
-                   fraction tol of opponents defected, then defect forever
-``threshold(x)``   threshold strategy (games with a threshold m): cooperate first; then
-                   cooperate iff at least x opponents cooperated last round, so
-                   that with me the threshold is reached; x defaults to m - 1
-=================  ==============================================================
+``grim(tol)``          grim trigger: cooperate until a round in which more than a
+                       fraction tol of opponents defected, then defect forever
+``threshold(x)``       threshold strategy (games with a threshold m): cooperate first; then
+                       cooperate iff at least x opponents cooperated last round, so
+                       that with me the threshold is reached; x defaults to m - 1
+=====================  ==============================================================
 
 In ``cc``, ``cd`` and ``threshold`` an integer argument is a count of
 opponents and a float strictly between 0 and 1 is a fraction of the n - 1
