@@ -285,7 +285,9 @@ def test_cross_field_checks():
         FisheryModel.validate_params({"n_agents": 3, "llm_agents": 4})  # a scenario's params
     with pytest.raises(ValueError, match="llm_agents: 4 exceeds n_agents=3"):
         build_model(FisheryModel, {"n_agents": 3, "llm_agents": 4})  # checked before expanding
-    with pytest.raises(ValueError, match="llm_agents: Extra inputs are not permitted"):
+    with pytest.raises(
+        TypeError, match="unexpected parameter .llm_agents. \\(a scenario shorthand"
+    ):
         FisheryModel(llm_agents=2)  # a shorthand is the scenario's: the model takes players
     with pytest.raises(ValueError, match="monitoring_min"):
         FisheryModel(monitoring_min=0.9, monitoring_max=0.5)

@@ -81,6 +81,18 @@ class DilemmaModel(mesa.Model):
                 #: the run's parameters (``self.p.n_rounds``)
                 self.p = self.Parameters(**params)
             except ValidationError as err:
+                unknown = [e["loc"][0] for e in err.errors() if e["type"] == "extra_forbidden"]
+                if unknown:  # as for any Python call: an unexpected keyword is a TypeError
+                    name = unknown[0]
+                    hint = (
+                        " (a scenario shorthand: pass players=, or build the model with "
+                        "build_model)"
+                        if name in shorthand_names(type(self))
+                        else ""
+                    )
+                    raise TypeError(
+                        f"{type(self).__name__}: unexpected parameter {name!r}{hint}"
+                    ) from None
                 raise ValueError(_first_error(err)) from None
         elif params:
             raise TypeError(f"{type(self).__name__}: unexpected parameters {sorted(params)}")

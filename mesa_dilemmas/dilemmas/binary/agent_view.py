@@ -20,7 +20,7 @@ def binary_players(game: Any) -> list[dict[str, Any]]:
     played = game.actions  # rounds x players
     totals = game.total_payoffs()
     rows, stacked = [], {}
-    for i, agent in enumerate(game.players):
+    for i, agent in enumerate(game.seats):
         name = str(getattr(agent.policy, "name", ""))
         strategy = "LLM" if name.startswith("llm:") else name.removeprefix("strategy:")
         last = ("C" if played[-1, i] else "D") if len(played) else "not yet"

@@ -43,13 +43,14 @@ from typing import Any, ClassVar
 
 import mesa
 import numpy as np
+from mesa.agentset import AgentSet
 
 from mesa_dilemmas.agents.base import DilemmaAgent
 from mesa_dilemmas.agents.decisions import Decision
 from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
-from mesa_dilemmas.agents.population import Group, Population, population_table
-from mesa_dilemmas.dilemmas.base import DilemmaModel
+from mesa_dilemmas.agents.population import Group, population_table
+from mesa_dilemmas.dilemmas.base import DilemmaModel, params_model
 from mesa_dilemmas.dilemmas.binary.engine import BatchResult, Lineups, play_in_process
 from mesa_dilemmas.dilemmas.binary.rules import (
     ACTION_SPEC,
@@ -195,19 +196,18 @@ class BinaryDilemmaModel(DilemmaModel):
         "mean_payoff",
     )
 
-    def __init__(
-        self,
-        *,
-        rules: BinaryGame,
-        strategies: Sequence[str] = (),
-        players: Population | Mapping[str, Any] | None = None,
-        rng: Any = None,
-        **extra: Any,
-    ) -> None:
-        if extra:
-            raise TypeError(f"{type(self).__name__}: unexpected parameter {sorted(extra)[0]!r}")
-        super().__init__(rng=rng)
-        self.rules = rules
+    def player(self, seat: int) -> DilemmaAgent:
+        """The agent at ``seat``."""
+        return self._by_seat[seat]
+
+    @classmethod
+    def rules_of(cls, p: Any) -> BinaryGame:
+        """The game's rules for these parameters (each game says how its own are made)."""
+        raise NotImplementedError
+
+    def __init__(self, *, rng: Any = None, **params: Any) -> None:
+        super().__init__(rng=rng, **params)
+        self.rules = rules = self.rules_of(self.p)
         self.description = rules.description()
         n = rules.n_players
         self.store = HistoryStore(1, n, rules.n_rounds, with_stock=rules.HAS_STOCK)
@@ -216,9 +216,9 @@ class BinaryDilemmaModel(DilemmaModel):
             self.store.set_initial_stock(self.state)
         #: entropy of this match's strategy generators (seat i: SeedSequence(e, spawn_key=(i,)))
         self.strategy_entropy = int(self.rng.integers(2**63))
-        self.population = population_table(players)
+        self.population = population_table(self.p.players)
         self.views: list[PlayerHistory] = []
-        entries = [resolve_strategy(s) for s in strategies]
+        entries = [resolve_strategy(s) for s in self.p.strategies]
 
         def strategy_of(seat: int, group: Group | None, persona: Persona) -> Policy | None:
             if group is None:  # the scenario's strategies, in turn over the seats
@@ -232,8 +232,10 @@ class BinaryDilemmaModel(DilemmaModel):
                 return self._strategy_policy(resolve_strategy(group.value), rules)
             return None  # a language model or a factory's policy: the population builds it
 
-        self.players: list[DilemmaAgent] = self.seat_players(n, rules={}, policy_of=strategy_of)
-        for i, agent in enumerate(self.players):
+        self._by_seat: list[DilemmaAgent] = self.seat_players(n, rules={}, policy_of=strategy_of)
+        #: the seated players as an AgentSet in seat order (one seat: :meth:`player`)
+        self.seats: AgentSet[DilemmaAgent] = AgentSet(self._by_seat, random=self.random)
+        for i, agent in enumerate(self._by_seat):
             self.views.append(PlayerHistory(self.store, 0, i))
             start = getattr(agent.policy, "start_match", None)
             if start is not None:
@@ -294,7 +296,7 @@ class BinaryDilemmaModel(DilemmaModel):
         kind = f"{self.GAME}.action"
         decisions = [
             Decision(kind, ACTION_SPEC, obs, agent=agent, step=self.round, fallback="D")
-            for agent, obs in zip(self.players, self._observations, strict=True)
+            for agent, obs in zip(self._by_seat, self._observations, strict=True)
         ]
         answers = self.ask_all(decisions)
         cooperated = np.array([[a == "C" for a in answers]], dtype=bool)
@@ -358,7 +360,7 @@ class BinaryDilemmaModel(DilemmaModel):
         }
         if self.store.stock is not None:
             out["final_stock"] = float(self.store.stock[0, self.store.round])
-        if any(isinstance(p.policy, SandboxedStrategyPolicy) for p in self.players):
+        if any(isinstance(p.policy, SandboxedStrategyPolicy) for p in self.seats):
             flags = self.sandbox_flags
             out["flagged_strategies"] = len({f.strategy for f in flags})
             out["flag_reasons"] = "; ".join(f"{f.strategy}: {f.reason}" for f in flags)[:2000]
@@ -369,7 +371,7 @@ class BinaryDilemmaModel(DilemmaModel):
         """What the sandbox flagged in this match (strategy, round, reason), over all seats."""
         return [
             f
-            for p in self.players
+            for p in self.seats
             if isinstance(p.policy, SandboxedStrategyPolicy)
             for f in p.policy.flags
         ]
@@ -380,10 +382,11 @@ class BinaryDilemmaModel(DilemmaModel):
 
 @cache
 def _defaults(cls: type[DilemmaModel]) -> dict[str, Any]:
+    """The game's parameter defaults (its ``Parameters`` fields)."""
     return {
-        name: p.default
-        for name, p in inspect.signature(cls.__init__).parameters.items()
-        if p.default is not inspect.Parameter.empty and name not in ("rng", "self")
+        name: info.default
+        for name, info in params_model(cls).model_fields.items()
+        if not info.is_required()
     }
 
 

@@ -223,7 +223,7 @@ def snapshot(model: BinaryDilemmaModel) -> BinaryView:
     return BinaryView(
         round=t,
         n_rounds=model.rules.n_rounds,
-        players=[_label(a) for a in model.players],
+        players=[_label(a) for a in model.seats],
         coop_rate=coop,
         mean_payoff=mean,
         stock=stock,
@@ -429,7 +429,7 @@ def binary_page(
         llm_agents=lambda params: int(params.get("n_llm", 0)),
         round_of=lambda model: int(model.store.round),
         agent_labels=lambda model: {
-            a.unique_id: f"player {i} ({_label(a)})" for i, a in enumerate(model.players)
+            a.unique_id: f"player {i} ({_label(a)})" for i, a in enumerate(model.seats)
         },
         scenario_of=scenario_body,
     )

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from mesa_dilemmas.dilemmas.base import DilemmaParameters
 from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel
 from mesa_dilemmas.dilemmas.binary.params import Players, PopulationTable, Rounds, Strategies
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, BinaryGame
@@ -59,37 +60,29 @@ class CollectiveRiskGame(BinaryGame):
         return (~cooperated) + self.k * met, None
 
 
+class CollectiveRiskParameters(DilemmaParameters):
+    n_players: Players = 4
+    rounds: Rounds = DEFAULT_ROUNDS
+    k: Annotated[
+        float, Field(gt=0, description="what every player gains when enough contribute")
+    ] = 2.0
+    m: Annotated[
+        int | None,
+        Field(ge=1, description="contributors needed for the benefit (default: half the group)"),
+    ] = None
+    strategies: Strategies = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)")
+    players: PopulationTable = None
+
+
 class CollectiveRiskModel(BinaryDilemmaModel):
     """Mesa model of one Collective Risk match."""
 
     GAME = "collective_risk"
+    Parameters = CollectiveRiskParameters
 
-    def __init__(
-        self,
-        *,
-        n_players: Players = 4,
-        rounds: Rounds = DEFAULT_ROUNDS,
-        k: Annotated[
-            float, Field(gt=0, description="what every player gains when enough contribute")
-        ] = 2.0,
-        m: Annotated[
-            int | None,
-            Field(
-                ge=1, description="contributors needed for the benefit (default: half the group)"
-            ),
-        ] = None,
-        strategies: Strategies = ("threshold", "all_d", "tft(0.5)", "rnd(0.5)"),
-        players: PopulationTable = None,
-        rng: Any = None,
-        **extra: Any,
-    ) -> None:
-        super().__init__(
-            rules=CollectiveRiskGame(n_players, rounds, k=k, m=m),
-            strategies=strategies,
-            players=players,
-            rng=rng,
-            **extra,
-        )
+    @classmethod
+    def rules_of(cls, p: CollectiveRiskParameters) -> CollectiveRiskGame:
+        return CollectiveRiskGame(p.n_players, p.rounds, k=p.k, m=p.m)
 
 
 #: the rules class, found by name through ``binary.game.make_game``

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from mesa_dilemmas.dilemmas.base import DilemmaParameters
 from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel
 from mesa_dilemmas.dilemmas.binary.params import Players, PopulationTable, Rounds, Strategies
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, BinaryGame
@@ -78,35 +79,27 @@ class CommonPoolGame(BinaryGame):
         return low, high
 
 
+class CommonPoolParameters(DilemmaParameters):
+    n_players: Players = 4
+    rounds: Rounds = DEFAULT_ROUNDS
+    capacity: Annotated[
+        float | None, Field(gt=0, description="the stock's capacity (default: 4 per player)")
+    ] = None
+    growth: Annotated[float, Field(gt=0, le=4, description="regrowth rate g of the stock")] = 2.0
+    strategies: Strategies = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)")
+    players: PopulationTable = None
+
+
 class CommonPoolModel(BinaryDilemmaModel):
     """Mesa model of one Common Pool match; the DataCollector also records the stock."""
 
     GAME = "common_pool"
     RUN_METRICS = ("normalised_payoff", "cooperation_rate", "mean_payoff", "stock")
+    Parameters = CommonPoolParameters
 
-    def __init__(
-        self,
-        *,
-        n_players: Players = 4,
-        rounds: Rounds = DEFAULT_ROUNDS,
-        capacity: Annotated[
-            float | None, Field(gt=0, description="the stock's capacity (default: 4 per player)")
-        ] = None,
-        growth: Annotated[
-            float, Field(gt=0, le=4, description="regrowth rate g of the stock")
-        ] = 2.0,
-        strategies: Strategies = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
-        players: PopulationTable = None,
-        rng: Any = None,
-        **extra: Any,
-    ) -> None:
-        super().__init__(
-            rules=CommonPoolGame(n_players, rounds, capacity=capacity, growth=growth),
-            strategies=strategies,
-            players=players,
-            rng=rng,
-            **extra,
-        )
+    @classmethod
+    def rules_of(cls, p: CommonPoolParameters) -> CommonPoolGame:
+        return CommonPoolGame(p.n_players, p.rounds, capacity=p.capacity, growth=p.growth)
 
 
 #: the rules class, found by name through ``binary.game.make_game``

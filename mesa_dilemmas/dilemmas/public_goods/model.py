@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from mesa_dilemmas.dilemmas.base import DilemmaParameters
 from mesa_dilemmas.dilemmas.binary.game import BinaryDilemmaModel
 from mesa_dilemmas.dilemmas.binary.params import Players, PopulationTable, Rounds, Strategies
 from mesa_dilemmas.dilemmas.binary.rules import DEFAULT_ROUNDS, BinaryGame
@@ -54,31 +55,25 @@ class PublicGoodsGame(BinaryGame):
         return (~cooperated) + share, None
 
 
+class PublicGoodsParameters(DilemmaParameters):
+    n_players: Players = 4
+    rounds: Rounds = DEFAULT_ROUNDS
+    k: Annotated[float, Field(gt=1, description="multiplication factor of the pot (1 < k < n)")] = (
+        2.0
+    )
+    strategies: Strategies = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)")
+    players: PopulationTable = None
+
+
 class PublicGoodsModel(BinaryDilemmaModel):
     """Mesa model of one Public Goods match (DilemmaAgents, a DataCollector, one round per step)."""
 
     GAME = "public_goods"
+    Parameters = PublicGoodsParameters
 
-    def __init__(
-        self,
-        *,
-        n_players: Players = 4,
-        rounds: Rounds = DEFAULT_ROUNDS,
-        k: Annotated[
-            float, Field(gt=1, description="multiplication factor of the pot (1 < k < n)")
-        ] = 2.0,
-        strategies: Strategies = ("tft(0.5)", "all_d", "grim(0.34)", "rnd(0.5)"),
-        players: PopulationTable = None,
-        rng: Any = None,
-        **extra: Any,
-    ) -> None:
-        super().__init__(
-            rules=PublicGoodsGame(n_players, rounds, k=k),
-            strategies=strategies,
-            players=players,
-            rng=rng,
-            **extra,
-        )
+    @classmethod
+    def rules_of(cls, p: PublicGoodsParameters) -> PublicGoodsGame:
+        return PublicGoodsGame(p.n_players, p.rounds, k=p.k)
 
 
 #: the rules class, found by name through ``binary.game.make_game``
