@@ -1,4 +1,10 @@
-"""The ``mesa-dilemmas`` command line: list and run scenarios, draw figures."""
+"""The ``mesa-dilemmas`` command line: list and run scenarios, draw figures.
+
+It answers at once: ``--help``, ``scenarios`` and argument errors import neither Mesa nor a
+game. The chosen command's module is imported when it runs; the others appear in ``--help``
+from their one-line help (:data:`SHARED_COMMANDS`), and a plug-in command's module (an entry
+point of ``mesa_dilemmas.commands``) is imported to list it, so it keeps its imports inside its
+handlers."""
 
 from __future__ import annotations
 
@@ -15,22 +21,39 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from mesa_dilemmas.dilemmas.registry import ANALYSES, COMMANDS, extensions
-from mesa_dilemmas.scenarios.config import ConfigError, bundled_scenarios, load_raw
-from mesa_dilemmas.scenarios.runner import RunStopped
 
-#: modules that add command groups (each exposes ``register(subparsers)``)
-#: the shared commands; games add theirs (and their analyses) by entry point
-COMMAND_MODULES: tuple[str, ...] = (
-    "mesa_dilemmas.llm.cli",
-    "mesa_dilemmas.viz.dashboard_cli",
-    "mesa_dilemmas.reproduction",
-    "mesa_dilemmas.scenarios.size",  # `estimate`: an LLM scenario's calls, tokens and dollars
-    "mesa_dilemmas.scenarios.sensitivity",  # `sensitivity`: Sobol / Morris indices of a run metric
-    "mesa_dilemmas.scenarios.calibrate",  # `calibrate`: optuna search against target statistics
-)
+#: the shared commands defined in other modules: name -> (the module whose
+#: ``register(subparsers)`` adds it, its one-line help for ``--help``); games and other
+#: packages add theirs (and their analyses) by entry point
+SHARED_COMMANDS: dict[str, tuple[str, str]] = {
+    "llm": ("mesa_dilemmas.llm.cli", "LLM providers and the response cache"),
+    "dashboard": (
+        "mesa_dilemmas.viz.dashboard_cli",
+        "start the live dashboard (one page per game)",
+    ),
+    "reproduce": (
+        "mesa_dilemmas.reproduction",
+        "run every bundled paper experiment that needs no paid provider; write reproduction.md",
+    ),
+    "estimate": (
+        "mesa_dilemmas.scenarios.size",
+        "what an LLM scenario will cost: calls, tokens, dollars and time (no calls made)",
+    ),
+    "sensitivity": (
+        "mesa_dilemmas.scenarios.sensitivity",
+        "global sensitivity (Sobol or Morris) of a run metric to open parameters",
+    ),
+    "calibrate": (
+        "mesa_dilemmas.scenarios.calibrate",
+        "search open parameters against target statistics (optuna)",
+    ),
+}
+ANALYSE_HELP = "analyses of strategies and results"
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.scenarios.config import bundled_scenarios, load_raw
+
     names = bundled_scenarios()
     descriptions = {n: " ".join(load_raw(n).get("description", "").split()) for n in names}
     print(scenario_listing(descriptions, shutil.get_terminal_size((100, 24)).columns))
@@ -75,7 +98,7 @@ def cmd_params(args: argparse.Namespace) -> int:
     """Every parameter of a game: name, type, default, allowed range or values, description."""
     from mesa_dilemmas.dilemmas.base import describe_params
     from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model, games
-    from mesa_dilemmas.scenarios.config import did_you_mean
+    from mesa_dilemmas.scenarios.config import ConfigError, did_you_mean
 
     try:
         model_cls = game_model(args.game)
@@ -100,6 +123,7 @@ def cmd_params(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from mesa_dilemmas.files import out_dir_problem
+    from mesa_dilemmas.scenarios.config import ConfigError
     from mesa_dilemmas.scenarios.runner import run_scenario
 
     if args.out is not None and (problem := out_dir_problem(args.out)):
@@ -207,7 +231,9 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``command`` (the one the arguments name) is built in full, the other shared
+    commands and ``analyse`` only by name and help (``None``: every command in full)."""
     from importlib import import_module
 
     parser = OneLineParser(
@@ -273,41 +299,63 @@ def build_parser() -> argparse.ArgumentParser:
 
     analyses = extensions(ANALYSES)
     if analyses:
-        analyse = sub.add_parser("analyse", help="analyses of strategies and results")
-        analyse_sub = analyse.add_subparsers(dest="analysis", required=True)
-        for entry in analyses.values():
-            entry.load()(analyse_sub)
-    for module in COMMAND_MODULES:
-        import_module(module).register(sub)
-    for entry in extensions(COMMANDS).values():  # a game's own commands
+        analyse = sub.add_parser("analyse", help=ANALYSE_HELP)
+        if command in (None, "analyse"):
+            analyse_sub = analyse.add_subparsers(dest="analysis", required=True)
+            for entry in analyses.values():
+                entry.load()(analyse_sub)
+    for name, (module, help_text) in SHARED_COMMANDS.items():
+        if command in (None, name):
+            import_module(module).register(sub)
+        else:  # by name only: its module is imported when it is the command
+            sub.add_parser(name, help=help_text)
+    for entry in extensions(COMMANDS).values():  # a game's own commands (light modules)
         entry.load()(sub)
     return parser
 
 
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command the arguments name (their first word that is no option), if any."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg
+        if arg in ("-h", "--help"):
+            return None
+    return None
+
+
+def failure_code(exc: BaseException) -> int | None:
+    """Say a failure the user can act on in one line and give its exit code: a bad scenario or
+    setting, a TOML error, the LLM layer's configuration errors (a crashing native build), a
+    replayed call that was never recorded (2); a run stopped on purpose, by a budget (3).
+    ``None``: anything else, a bug, which keeps its traceback."""
+    from mesa_dilemmas.scenarios.config import ConfigError  # imported once a command has run
+    from mesa_dilemmas.scenarios.runner import RunStopped
+
+    if isinstance(exc, RunStopped):
+        print(f"stopped: {exc}", file=sys.stderr)
+        return 3
+    if isinstance(exc, ConfigError | tomllib.TOMLDecodeError) or type(exc).__name__ in (
+        "LLMConfigError",
+        "ReplayMiss",
+    ):
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = chosen_command(argv)
+    parser = build_parser(command if command is not None else "")
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # the LLM layer's configuration errors (a crashing native build)
-        if type(exc).__name__ != "LLMConfigError":
+    except (ValueError, RuntimeError, LookupError) as exc:
+        code = failure_code(exc)
+        if code is None:
             raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RunStopped as exc:
-        print(f"stopped: {exc}", file=sys.stderr)
-        return 3
-    except LookupError as exc:  # a replay run asked for a call that was never recorded
-        if type(exc).__name__ != "ReplayMiss":
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except tomllib.TOMLDecodeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -44,7 +44,6 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import cache
-from importlib import import_module
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -52,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.agents.policy import Policy
+from mesa_dilemmas.plugins import load_object
 
 if TYPE_CHECKING:
     import mesa
@@ -254,17 +254,6 @@ class Population(BaseModel):
         if "traits" in fields:
             fields["traits"] = tuple(fields["traits"])
         return replace(persona, **fields)
-
-
-def load_object(path: str) -> Any:
-    """Import ``"package.module:attribute"`` (absolute module names only)."""
-    module, sep, attr = path.partition(":")
-    if not sep or not module or not attr or module.startswith("."):
-        raise ValueError(f"{path!r}: expected 'package.module:attribute'")
-    obj: Any = import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 @cache

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mesa
+from mesa_dilemmas.plugins import load_object
 
-from mesa_dilemmas.agents.population import load_object
+if TYPE_CHECKING:  # Mesa is imported when a game is loaded, not to list names (a fast CLI)
+    import mesa
 
 
 def lazy_model(package: str, name: str) -> Any:
@@ -124,6 +125,8 @@ def game_model(name: str) -> type[mesa.Model]:
         cls = load_object(path)
     except (ImportError, AttributeError, ValueError) as exc:
         raise UnknownGame(f"cannot load game {name!r}: {exc}") from None
+    import mesa
+
     if not (isinstance(cls, type) and issubclass(cls, mesa.Model)):
         raise UnknownGame(f"game {name!r} is not a mesa.Model subclass")
     return cls

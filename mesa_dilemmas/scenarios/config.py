@@ -19,7 +19,6 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mesa_dilemmas.dilemmas.base import params_model
 from mesa_dilemmas.dilemmas.registry import FIGURES, UnknownGame, extensions, game_model, games
 
 
@@ -227,6 +226,8 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
 
 
 def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
+    from mesa_dilemmas.dilemmas.base import params_model  # Mesa: not to list scenarios
+
     _check_finite("", raw)
     scenario = _checked(Scenario, "", raw, sorted(Scenario.model_fields))
     assert isinstance(scenario, Scenario)

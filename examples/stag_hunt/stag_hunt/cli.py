@@ -1,17 +1,20 @@
 """The Stag Hunt's own command, registered by entry point (``mesa_dilemmas.commands``):
-``mesa-dilemmas stag-hunt RUN_DIR`` prints the catch rate by threshold of a finished run."""
+``mesa-dilemmas stag-hunt RUN_DIR`` prints the catch rate by threshold of a finished run.
+
+This module is imported to list ``mesa-dilemmas --help``: what the command needs is imported
+when it runs."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-import pandas as pd
-
-from mesa_dilemmas.scenarios.config import ConfigError
-
 
 def cmd_stag_hunt(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from mesa_dilemmas.scenarios.config import ConfigError
+
     runs_file = Path(args.run_dir) / "runs.parquet"
     if not runs_file.is_file():
         raise ConfigError(f"{args.run_dir}: not a finished run directory (no runs.parquet)")
