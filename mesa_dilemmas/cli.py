@@ -47,6 +47,10 @@ SHARED_COMMANDS: dict[str, tuple[str, str]] = {
         "mesa_dilemmas.scenarios.calibrate",
         "search open parameters against target statistics (optuna)",
     ),
+    "personas": (
+        "mesa_dilemmas.instruments.persona_check",
+        "persona manipulation checks: standard instruments put to a model in each persona's words",
+    ),
 }
 ANALYSE_HELP = "analyses of strategies and results"
 

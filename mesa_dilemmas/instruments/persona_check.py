@@ -1,0 +1,538 @@
+"""``mesa-dilemmas personas check``: does a model given a persona's words measure as that persona?
+
+Each bundled persona of a game (:func:`mesa_dilemmas.instruments.persona_cases`) is put through
+every instrument it has a target for: the game's own persona wording is the system prompt, each
+item of the instrument is one decision (a :class:`~mesa_dilemmas.agents.decisions.ChoiceSpec`
+over its options) rendered and parsed by the LLM layer for the run's answer mode, and the whole
+instrument is answered ``samples`` times.  A sample's value is the instrument's score of its
+answers; the table gives the mean over samples with a 95% t-interval, the category measured
+against the target's, and the verdict (pass when the mean is within the instrument's tolerance
+of the target, with at least ``min_samples`` valid samples).
+
+An invalid answer is asked again with the LLM layer's corrective message, up to ``[llm]
+answer_retries`` times; an item still without a valid answer makes its sample invalid: the
+sample is counted (``invalid items``) and left out of the mean, never filled in.  Every call goes
+through the LLM layer's client (shared response cache, budget, run record): the sample id of a
+call is (seed, sample, item, attempt), so a rerun is answered from the cache (no provider call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mesa_dilemmas.instruments import Instrument, Item, PersonaCase
+
+if TYPE_CHECKING:
+    from mesa_dilemmas.llm.settings import LLMSettings
+
+HELP = "persona manipulation checks: standard instruments put to a model in each persona's words"
+
+#: the columns of the table, in order
+COLUMNS = (
+    "game",
+    "persona",
+    "instrument",
+    "target",
+    "target_category",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "measured_category",
+    "distance",
+    "verdict",
+    "samples",
+    "valid_samples",
+    "invalid_items",
+    "reasks",
+    "paid_calls",
+    "cached_calls",
+)
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _template(decision: Any, fields: dict[str, Any]) -> Any:
+    """An item's prompt: the persona's words as the system prompt, the question as the user's."""
+    from mesa_dilemmas.llm.prompts import Template
+
+    obs = decision.observation
+    return Template(user=_escape(obs["question"]), system=_escape(obs["system"]))
+
+
+class _Asker:
+    """One model's client, asking items in a persona's words (cache, budget, record)."""
+
+    def __init__(self, spec: str, settings: LLMSettings, seed: int) -> None:
+        from mesa_dilemmas.llm.checks import check_spec, resolve
+        from mesa_dilemmas.llm.client import get_client
+
+        resolved = resolve(spec, settings)
+        check_spec(resolved, settings)
+        self.spec = resolved
+        self.client = get_client(resolved, settings)
+        self.label = resolved.label
+        self.settings = settings
+        self.seed = seed
+
+    async def ask(
+        self, instrument: Instrument, case: PersonaCase, item: Item, sample: int
+    ) -> dict[str, Any]:
+        """One item, asked until valid or out of re-asks: the answer (None when none came),
+        re-asks, why it failed, and where each call was answered from."""
+        import dataclasses
+        import json
+
+        from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, InvalidAnswer
+        from mesa_dilemmas.llm import session
+        from mesa_dilemmas.llm.answers import TRUNCATED, corrective_message, parse_response
+        from mesa_dilemmas.llm.prompts import register_template, render, with_example
+        from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
+        from mesa_dilemmas.llm.specs import schema_in_text, shares_schema
+
+        s = self.settings
+        kind = getattr(instrument, "kind", f"instrument.{instrument.name}")
+        register_template(kind, _template)
+        decision = Decision(
+            kind=kind,
+            spec=ChoiceSpec(item.options),
+            observation={"system": case.prompt, "question": item.text},
+            step=item.number,
+        )
+        mode = await self.client.answer_mode() if s.answer_mode == "native" else s.answer_mode
+        prompt = render(
+            decision,
+            mode=mode,
+            round_=sample,
+            system_extra=s.system_prompt,
+            templates_dir=s.templates_dir,
+            reasoning=s.reasoning_for(self.spec),
+            reasoning_max_chars=s.reasoning_max_chars,
+            max_tokens=s.max_tokens,
+            shared_schema=shares_schema(self.spec),
+            schema_text=schema_in_text(self.spec),
+        )
+        ctx = CallContext(
+            kind=kind,
+            agent_id=0,
+            round=sample,
+            step=item.number,
+            run_seed=str(self.seed),
+            policy=f"persona_check:{case.game}:{case.label}",
+            reasoning=prompt.reasoning,
+        )
+        messages = [Message("system", prompt.system), Message("user", prompt.user)]
+        sources: list[str] = []
+        error: str | None = None
+        why = "invalid"
+        for attempt in range(s.answer_retries + 1):
+            call_ctx = dataclasses.replace(ctx, attempt=attempt)
+            request = ChatRequest(
+                messages=tuple(messages),
+                temperature=s.temperature,
+                max_tokens=prompt.max_tokens or s.max_tokens,
+                seed=seed_for(call_ctx.sample_id),
+                top_p=s.top_p,
+                schema=prompt.schema,
+            )
+            outcome = await self.client.complete(request, call_ctx)
+            sources.append(outcome.source)
+            response = outcome.response
+            raw = (
+                response.refusal
+                or response.text
+                or (json.dumps(response.data) if response.data is not None else "")
+            )
+            try:
+                parsed = parse_response(response, decision.spec, mode, prompt.tag, prompt.schema)
+            except InvalidAnswer as exc:
+                error = str(exc)
+                why = (
+                    "refusal"
+                    if response.refusal
+                    else "truncated"
+                    if response.finish_reason in TRUNCATED
+                    else "invalid"
+                )
+                messages = messages[:2] + [
+                    Message("assistant", raw or "(no reply)"),
+                    Message(
+                        "user",
+                        with_example(
+                            corrective_message(
+                                error, decision.spec, mode, prompt.tag, prompt.schema
+                            ),
+                            decision.spec,
+                            prompt.tag,
+                        ),
+                    ),
+                ]
+                continue
+            self._record(session, call_ctx, attempt, None, None, parsed.value)
+            return {"answer": parsed.value, "reasks": attempt, "why": None, "sources": sources}
+        self._record(session, ctx, s.answer_retries, why, error, None)
+        return {"answer": None, "reasks": s.answer_retries, "why": why, "sources": sources}
+
+    @staticmethod
+    def _record(
+        session: Any, ctx: Any, reasks: int, why: str | None, error: str | None, value: Any
+    ) -> None:
+        run = session.current()
+        if run is not None:
+            run.recorder.record_decision(
+                ctx,
+                retries=reasks,
+                parse_failures=reasks + (why is not None),
+                fell_back=why is not None,
+                call_errors=0,
+                error=error,
+                value=value,
+                fallback=why,
+            )
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The t-interval of the mean (NaN for fewer than two values)."""
+    n = len(values)
+    if n < 2:
+        return math.nan, math.nan
+    from scipy.stats import t
+
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def summarise(
+    instrument: Instrument, case: PersonaCase, samples: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """One table row from one persona's samples under one instrument."""
+    values = [s["value"] for s in samples if s["value"] is not None]
+    mean = sum(values) / len(values) if values else math.nan
+    low, high = t_interval(values)
+    target = case.targets[instrument.name]
+    distance = abs(mean - target) if values else math.nan
+    if not values:
+        verdict = "no valid sample"
+    else:
+        verdict = "pass" if distance <= instrument.tolerance else "fail"
+        if len(values) < instrument.min_samples:
+            verdict += f" (n<{instrument.min_samples})"
+    sources = [src for s in samples for src in s["sources"]]
+    return {
+        "game": case.game,
+        "persona": case.label,
+        "instrument": instrument.name,
+        "target": target,
+        "target_category": instrument.category(target),
+        "mean": mean,
+        "ci_low": low,
+        "ci_high": high,
+        "measured_category": instrument.category(mean) if values else "",
+        "distance": distance,
+        "verdict": verdict,
+        "samples": len(samples),
+        "valid_samples": len(values),
+        "invalid_items": sum(s["invalid_items"] for s in samples),
+        "reasks": sum(s["reasks"] for s in samples),
+        "paid_calls": sum(src == "provider" for src in sources),
+        "cached_calls": sum(src != "provider" for src in sources),
+    }
+
+
+def check(
+    spec: str,
+    cases: Sequence[PersonaCase],
+    *,
+    instruments: Sequence[Instrument] | None = None,
+    samples: int = 30,
+    seed: int = 0,
+    settings: LLMSettings | None = None,
+    details: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Put every case through every instrument it has a target for (default: every registered
+    instrument), ``samples`` times each, with model ``spec``; one row per (case, instrument).
+    ``details`` (a list) receives one row per sample: its answers and value.  Call inside a run
+    session to record the calls; outside one they still go through the cache and budget."""
+    import asyncio
+
+    from mesa_dilemmas.instruments import INSTRUMENTS, load_instrument
+    from mesa_dilemmas.llm import session
+    from mesa_dilemmas.llm.settings import LLMSettings as _Settings
+
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1 (got {samples})")
+    settings = settings or session.current_settings() or _Settings()
+    if settings.dry_run:
+        raise ValueError("a persona check asks a model; dry_run answers at random")
+    tools = (
+        list(instruments) if instruments is not None else [load_instrument(n) for n in INSTRUMENTS]
+    )
+    asker = _Asker(spec, settings, seed)
+
+    async def one_sample(instrument: Instrument, case: PersonaCase, k: int) -> dict[str, Any]:
+        items = list(instrument.items())
+        got = await asyncio.gather(*(asker.ask(instrument, case, it, k) for it in items))
+        answers = [g["answer"] for g in got]
+        valid = all(a is not None for a in answers)
+        return {
+            "game": case.game,
+            "persona": case.label,
+            "instrument": instrument.name,
+            "sample": k,
+            "answers": answers,
+            "value": instrument.score(answers) if valid else None,
+            "invalid_items": sum(a is None for a in answers),
+            "failures": [g["why"] for g in got if g["why"]],
+            "reasks": sum(g["reasks"] for g in got),
+            "sources": [src for g in got for src in g["sources"]],
+        }
+
+    async def run_all() -> list[dict[str, Any]]:
+        jobs = [(tool, case) for case in cases for tool in tools if tool.name in case.targets]
+        results = await asyncio.gather(
+            *(
+                asyncio.gather(*(one_sample(tool, case, k) for k in range(samples)))
+                for tool, case in jobs
+            )
+        )
+        rows = []
+        for (tool, case), per_sample in zip(jobs, results, strict=True):
+            rows.append(summarise(tool, case, list(per_sample)))
+            if details is not None:
+                details.extend(per_sample)
+        return rows
+
+    return asyncio.run(run_all())
+
+
+# -- the table -------------------------------------------------------------------------------
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown(rows: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
+    """The table as Markdown: persona, target, mean [95% CI], categories, verdict, counts."""
+    lines = [*header, ""] if header else []
+    lines += [
+        "| persona | instrument | target | measured mean | 95% CI | category (target / measured) "
+        "| verdict | samples (valid / asked) | invalid items | re-asks | calls (paid / cached) |",
+        "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        ci = (
+            f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]" if not math.isnan(r["ci_low"]) else "n/a"
+        )
+        lines.append(
+            f"| {r['game']}/{r['persona']} | {r['instrument']} | {_fmt(r['target'])} "
+            f"| {_fmt(r['mean'])} | {ci} | {r['target_category']} / "
+            f"{r['measured_category'] or '-'} | {r['verdict']} "
+            f"| {r['valid_samples']} / {r['samples']} | {r['invalid_items']} | {r['reasks']} "
+            f"| {r['paid_calls']} / {r['cached_calls']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(
+    rows: Sequence[dict[str, Any]],
+    details: Sequence[dict[str, Any]],
+    out: Path,
+    header: Sequence[str] = (),
+) -> list[Path]:
+    """``persona_check.csv``, ``persona_check.md`` and ``persona_check_samples.csv`` in ``out``."""
+    import csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "persona_check.csv"
+    with table.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _fmt(r[k], 3) if isinstance(r[k], float) else r[k] for k in COLUMNS})
+    per_sample = out / "persona_check_samples.csv"
+    with per_sample.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["game", "persona", "instrument", "sample", "value", "answers", "failures"])
+        for d in details:
+            w.writerow(
+                [
+                    d["game"],
+                    d["persona"],
+                    d["instrument"],
+                    d["sample"],
+                    "" if d["value"] is None else f"{d['value']:.3f}",
+                    " | ".join("" if a is None else a for a in d["answers"]),
+                    " ".join(d["failures"]),
+                ]
+            )
+    md = out / "persona_check.md"
+    md.write_text(markdown(rows, header))
+    return [table, md, per_sample]
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """``mesa-dilemmas personas check --llm SPEC [--game G] [--samples N] [--out DIR]``."""
+    p = subparsers.add_parser("personas", help=HELP)
+    sub = p.add_subparsers(dest="personas_command", required=True)
+    c = sub.add_parser(
+        "check",
+        help="measure each bundled persona with each instrument it has a target for",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    c.add_argument(
+        "--llm", required=True, metavar="SPEC", help="the model: local, openai:MODEL, ..."
+    )
+    c.add_argument(
+        "--game",
+        action="append",
+        metavar="G",
+        help="a game (repeatable; default: every game with personas)",
+    )
+    c.add_argument(
+        "--persona",
+        action="append",
+        metavar="LABEL",
+        help="only this persona (repeatable), e.g. svo30",
+    )
+    c.add_argument("--samples", type=int, default=30, help="samples per persona (default 30)")
+    c.add_argument("--seed", type=int, default=0, help="the run seed of the sample ids (default 0)")
+    c.add_argument(
+        "--out", metavar="DIR", help="where the tables go (default runs/persona_check-<time>)"
+    )
+    c.add_argument("--settings", metavar="TOML", help="a file whose [llm] table sets the LLM layer")
+    c.add_argument("--answer-mode", choices=("native", "tags"), help="override [llm] answer_mode")
+    c.add_argument("--temperature", type=float, help="override [llm] temperature")
+    c.add_argument("--max-calls", type=int, help="budget: most provider calls")
+    c.add_argument("--max-cost", type=float, help="budget: most dollars")
+    c.set_defaults(func=cmd_check)
+    ls = sub.add_parser("list", help="the bundled personas, their targets and their words")
+    ls.add_argument("--game", action="append", metavar="G", help="a game (repeatable)")
+    ls.set_defaults(func=cmd_list)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _cases(games: Sequence[str] | None, personas: Sequence[str] | None) -> list[PersonaCase]:
+    from mesa_dilemmas.instruments import persona_cases, persona_games
+
+    cases = [c for g in (games or persona_games()) for c in persona_cases(g)]
+    if personas:
+        unknown = set(personas) - {c.label for c in cases}
+        if unknown:
+            known = ", ".join(c.label for c in cases)
+            raise LookupError(f"--persona: unknown {', '.join(sorted(unknown))}; known: {known}")
+        cases = [c for c in cases if c.label in personas]
+    return cases
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    try:
+        cases = _cases(args.game, None)
+    except LookupError as exc:
+        return _fail(str(exc))
+    for c in cases:
+        targets = ", ".join(f"{k} = {v:g}" for k, v in c.targets.items()) or "no target"
+        print(f"{c.game}/{c.label}: {targets}\n    {c.prompt}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import time
+    import tomllib
+
+    from mesa_dilemmas import llm
+    from mesa_dilemmas.dilemmas.registry import UnknownGame
+    from mesa_dilemmas.files import out_dir_unusable
+    from mesa_dilemmas.llm import session
+
+    if args.samples < 1:
+        return _fail(f"--samples: must be at least 1 (got {args.samples})")
+    table: dict[str, Any] = {}
+    if args.settings:
+        try:
+            table = tomllib.loads(Path(args.settings).read_text()).get("llm", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            return _fail(f"--settings {args.settings}: {exc}")
+    for key, value in (("answer_mode", args.answer_mode), ("temperature", args.temperature)):
+        if value is not None:
+            table[key] = value
+    budget = dict(table.get("budget", {}))
+    if args.max_calls is not None:
+        budget["max_calls"] = args.max_calls
+    if args.max_cost is not None:
+        budget["max_cost_usd"] = args.max_cost
+    if budget:
+        table["budget"] = budget
+    try:
+        settings = llm.LLMSettings.from_table(table)
+        llm.preflight([args.llm], settings)
+    except (llm.LLMConfigError, ValueError) as exc:
+        return _fail(f"--llm: {str(exc).splitlines()[0]}")
+    try:
+        cases = _cases(args.game, args.persona)
+    except (LookupError, UnknownGame) as exc:
+        return _fail(str(exc))
+    if not cases:
+        return _fail("no persona to check")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = Path(args.out or f"runs/persona_check-{stamp}")
+    if problem := out_dir_unusable(out):
+        return _fail(f"--out {str(out)!r}: {problem}")
+    details: list[dict[str, Any]] = []
+    session.start_run(settings, out)
+    try:
+        rows = check(
+            args.llm,
+            cases,
+            samples=args.samples,
+            seed=args.seed,
+            settings=settings,
+            details=details,
+        )
+    except llm.BudgetExceeded as exc:
+        session.finish_run()
+        print(
+            f"stopped: {exc}; rerun with a larger budget: answered calls come from the cache",
+            file=sys.stderr,
+        )
+        return 3
+    except llm.ProviderRejected as exc:
+        session.finish_run()
+        print(f"stopped: {exc}", file=sys.stderr)
+        return 3
+    accounting = session.finish_run()
+    label = llm.parse_spec(args.llm).label
+    header = [
+        f"# Persona manipulation check: {label}",
+        "",
+        f"Model `{label}`, {args.samples} samples per persona, seed {args.seed}, answer mode "
+        f"{settings.answer_mode}, temperature {settings.temperature:g}, {time.strftime('%Y-%m-%d', time.gmtime())}. "
+        "SVO slider: the six primary items of Murphy, Ackermann & Handgraaf (2011); pass when the "
+        "mean angle is within 15 degrees of the target; 95% CI: t-interval over samples. "
+        f"LLM calls: {accounting.get('provider_calls', 0)} to the provider, "
+        f"{accounting.get('cache_hits', 0)} from the cache.",
+    ]
+    write_tables(rows, details, out, header)
+    print(markdown(rows), end="")
+    print(
+        f"llm: {accounting.get('provider_calls', 0)} provider calls, "
+        f"{accounting.get('cache_hits', 0)} from the cache -> {out}"
+    )
+    return 0
