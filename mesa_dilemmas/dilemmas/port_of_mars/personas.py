@@ -474,8 +474,9 @@ def persona_label(persona: Persona) -> str:
     return persona.label()
 
 
-def params_for(persona: Persona) -> PlayerParams:
-    """The rule parameters a persona implies (an explicit ``extra["params"]`` dict overrides)."""
+def params_for(persona: CrewPersona) -> PlayerParams:
+    """The rule parameters a persona implies (an explicit ``extra["params"]`` dict overrides):
+    its SVO angle, its cultural group's or trait set's preset, else an angle of 0."""
     if persona.svo_angle is not None:
         params = svo_params(persona.svo_angle)
     elif persona.cultural_group in CULTURAL_PRESETS:
@@ -484,10 +485,6 @@ def params_for(persona: Persona) -> PlayerParams:
     elif persona.extra.get("trait_set") in TRAIT_PRESETS:
         angle, overrides = TRAIT_PRESETS[persona.extra["trait_set"]]
         params = replace(svo_params(angle), **overrides)
-    elif persona.disposition == "altruistic":
-        params = svo_params(60.0)
-    elif persona.disposition == "selfish":
-        params = svo_params(-15.0)
     else:
         params = svo_params(0.0)
     extra = persona.extra.get("params")
