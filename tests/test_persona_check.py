@@ -74,6 +74,7 @@ def test_the_angle_of_the_reference_choosers():
     # the whole range: no choice of options leaves [-16.26, 61.39]
     lo, hi = reachable()
     assert lo == pytest.approx(-16.26, abs=0.01) and hi == pytest.approx(61.39, abs=0.01)
+    assert INSTRUMENT.reachable == pytest.approx((lo, hi), abs=0.01)
 
 
 def test_categories_are_the_games_boundaries():
@@ -236,6 +237,7 @@ def test_the_command_writes_the_table_and_reruns_free(tmp_path, llm_env, capsys)
     lines = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if "svo" in line}
     # -30 lies beyond the measure's end (-16.26): the nearest a chooser can come is 13.7 off
     assert "| pass |" in lines["port_of_mars/svo-30"] and "-16.3" in lines["port_of_mars/svo-30"]
+    assert "svo-30: target beyond the instrument's range [-16.26, 61.39]" in md
     for label in ("svo-15", "svo0", "svo15", "svo30", "svo60"):
         assert "| pass |" in lines[f"port_of_mars/{label}"]
     print(md)

@@ -51,6 +51,7 @@ COLUMNS = (
     "reasks",
     "paid_calls",
     "cached_calls",
+    "note",
 )
 
 
@@ -226,6 +227,14 @@ def summarise(
         if len(values) < instrument.min_samples:
             verdict += f" (n<{instrument.min_samples})"
     sources = [src for s in samples for src in s["sources"]]
+    low_end, high_end = getattr(instrument, "reachable", (-math.inf, math.inf))
+    note = ""
+    if not low_end <= target <= high_end:
+        nearest = min(max(target, low_end), high_end)
+        note = (
+            f"target beyond the instrument's range [{low_end:g}, {high_end:g}]: "
+            f"the nearest any answers reach is {nearest:g}, {abs(target - nearest):.1f} away"
+        )
     return {
         "game": case.game,
         "persona": case.label,
@@ -244,6 +253,7 @@ def summarise(
         "reasks": sum(s["reasks"] for s in samples),
         "paid_calls": sum(src == "provider" for src in sources),
         "cached_calls": sum(src != "provider" for src in sources),
+        "note": note,
     }
 
 
@@ -330,17 +340,24 @@ def markdown(rows: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
         "| verdict | samples (valid / asked) | invalid items | re-asks | calls (paid / cached) |",
         "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|",
     ]
+    notes = []
     for r in rows:
+        mark = ""
+        if r.get("note"):
+            notes.append(f"{r['game']}/{r['persona']}: {r['note']}.")
+            mark = "*" * len(notes)
         ci = (
             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]" if not math.isnan(r["ci_low"]) else "n/a"
         )
         lines.append(
-            f"| {r['game']}/{r['persona']} | {r['instrument']} | {_fmt(r['target'])} "
+            f"| {r['game']}/{r['persona']} | {r['instrument']} | {_fmt(r['target'])}{mark} "
             f"| {_fmt(r['mean'])} | {ci} | {r['target_category']} / "
             f"{r['measured_category'] or '-'} | {r['verdict']} "
             f"| {r['valid_samples']} / {r['samples']} | {r['invalid_items']} | {r['reasks']} "
             f"| {r['paid_calls']} / {r['cached_calls']} |"
         )
+    if notes:
+        lines += ["", *(f"{'*' * (i + 1)} {n}" for i, n in enumerate(notes))]
     return "\n".join(lines) + "\n"
 
 

@@ -114,6 +114,8 @@ class SVOSlider:
     tolerance: float = 15.0
     min_samples: int = 30
     kind: str = KIND
+    #: the least and the most any choice of options measures (the competitor, the altruist)
+    reachable: tuple[float, float] = (-16.26, 61.39)
 
     def items(self) -> list[Item]:
         out = []
