@@ -93,6 +93,8 @@ def persona_module(game: str) -> Any | None:
     if entry is not None:
         return entry.load()
     package = game_model(game).__module__.rpartition(".")[0]
+    if not package:  # a game in a top-level module has no folder to look in
+        return None
     try:
         return import_module(f"{package}.persona_check")
     except ModuleNotFoundError as exc:

@@ -32,6 +32,15 @@ if TYPE_CHECKING:
 
 HELP = "persona manipulation checks: standard instruments put to a model in each persona's words"
 
+DESCRIPTION = (
+    "Each bundled persona is put through every instrument it has a target for (the SVO slider "
+    "measure for an SVO persona): the game's own persona words are the system prompt, each item "
+    "is one decision, and the instrument is answered --samples times. The table gives the mean "
+    "with a 95% t-interval, the category measured against the target's, and pass or fail (SVO: "
+    "within 15 degrees). Invalid answers are asked again and counted, never filled in. Calls go "
+    "through the response cache: a rerun makes no provider call."
+)
+
 #: the columns of the table, in order
 COLUMNS = (
     "game",
@@ -408,7 +417,7 @@ def register(subparsers: Any) -> None:
     c = sub.add_parser(
         "check",
         help="measure each bundled persona with each instrument it has a target for",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=DESCRIPTION,
     )
     c.add_argument(
         "--llm", required=True, metavar="SPEC", help="the model: local, openai:MODEL, ..."
