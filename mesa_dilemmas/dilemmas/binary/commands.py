@@ -17,9 +17,48 @@ def _generate(args: argparse.Namespace) -> int:
     return cmd_generate(args)
 
 
+def _say_vs_do(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.dilemmas.binary.experiments.say_vs_do import cmd_say_vs_do
+
+    return cmd_say_vs_do(args)
+
+
+def _add_say_vs_do(ssub: argparse._SubParsersAction) -> None:
+    p = ssub.add_parser(
+        "say-vs-do",
+        help="does an LLM play a strategy's moves from its description, or from its code?",
+    )
+    p.add_argument("--game", required=True, help="a binary-action (C/D) game by its name")
+    p.add_argument(
+        "--set",
+        default="reference",
+        help="'reference' (the reference strategies) or a strategy set by name or path",
+    )
+    p.add_argument(
+        "--strategy",
+        action="append",
+        metavar="SPEC_OR_NAME",
+        help="only this strategy (a reference spec such as 'tft(0.5)', or a name in --set); repeatable",
+    )
+    p.add_argument("--llm", required=True, help="LLM spec: local, openai:gpt-5-mini, replay:...")
+    p.add_argument("-n", type=int, default=4, help="players (default 4)")
+    p.add_argument("--rounds", type=int, default=10, help="rounds per trajectory (default 10)")
+    p.add_argument("--trajectories", type=int, default=3, help="opponent trajectories (default 3)")
+    p.add_argument("--mode", choices=("description", "code", "both"), default="both")
+    p.add_argument("--answer-mode", choices=("tags", "native"), help="default: the settings'")
+    p.add_argument("--max-tokens", type=int, help="reply token limit per decision")
+    p.add_argument("--max-calls", type=int, help="budget: provider calls")
+    p.add_argument("--llm-settings", metavar="FILE", help="a TOML file with an [llm] table")
+    p.add_argument("--seed", type=int, default=0, help="trajectories' and calls' seed")
+    p.add_argument("--out", default="say_vs_do", help="output directory (default ./say_vs_do)")
+    p.add_argument("--quiet", action="store_true", help="do not print the table")
+    p.set_defaults(func=_say_vs_do)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """``mesa-dilemmas strategies generate``: the arguments here, the work in
-    :mod:`.experiments.strategy_writing` (imported when the command runs)."""
+    """``mesa-dilemmas strategies generate`` and ``strategies say-vs-do``: the arguments here,
+    the work in :mod:`.experiments.strategy_writing` and :mod:`.experiments.say_vs_do`
+    (imported when the command runs)."""
     strategies = sub.add_parser("strategies", help="write strategy sets with an LLM")
     ssub = strategies.add_subparsers(dest="strategies_command", required=True)
     p = ssub.add_parser(
@@ -54,3 +93,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=_generate)
+    _add_say_vs_do(ssub)
