@@ -4,6 +4,7 @@ answers, the command, and one tiny run of the embedded model."""
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import math
@@ -232,8 +233,8 @@ def test_the_command_writes_the_table_and_reruns_free(tmp_path, llm_env, capsys)
     assert "llm: 0 provider calls, 1080 from the cache" in second
     assert "llm: 1080 provider calls" in first
     md = (tmp_path / "a" / "persona_check.md").read_text()
-    csv = (tmp_path / "a" / "persona_check.csv").read_text().splitlines()
-    assert len(csv) == 7 and csv[0].startswith("game,persona,instrument,target")
+    table = (tmp_path / "a" / "persona_check.csv").read_text().splitlines()
+    assert len(table) == 7 and table[0].startswith("game,persona,instrument,target")
     lines = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if "svo" in line}
     # -30 lies beyond the measure's end (-16.26): the nearest a chooser can come is 13.7 off
     assert "| pass |" in lines["port_of_mars/svo-30"] and "-16.3" in lines["port_of_mars/svo-30"]
@@ -278,8 +279,8 @@ def test_the_embedded_model_end_to_end(tmp_path, llm_env, capsys):  # noqa: F811
     row = next(line for line in out.splitlines() if "svo30" in line)
     print(row)
     assert "(n<30)" in row or "no valid sample" in row  # one sample is no verdict
-    text = (tmp_path / "run" / "persona_check.csv").read_text().splitlines()
-    values = dict(zip(text[0].split(","), text[1].split(","), strict=True))
+    with (tmp_path / "run" / "persona_check.csv").open() as f:
+        (values,) = list(csv.DictReader(f))
     assert int(values["samples"]) == 1 and int(values["paid_calls"]) >= 6
     # the fallback count is what it is: every item is either answered or counted invalid
     assert int(values["valid_samples"]) + (int(values["invalid_items"]) > 0) == 1
