@@ -65,9 +65,12 @@ def test_the_angle_of_the_reference_choosers():
     assert angle(inequality_averse) == pytest.approx(37.48, abs=0.01)
     assert angle(individualist) == pytest.approx(-7.82, abs=0.01)
     assert angle(competitor) == pytest.approx(-16.26, abs=0.01)
-    # all on the first endpoints: means (78.3, 66.7)
+    # all on the first endpoints (a respondent who always takes the first option listed):
+    # means (78.3, 66.7), 30.47 degrees -- a prosocial angle from position bias alone
     first = [it[0] for it in ITEMS]
     assert angle(first) == pytest.approx(math.degrees(math.atan2(400 / 6 - 50, 470 / 6 - 50)))
+    assert angle(first) == pytest.approx(30.47, abs=0.01)
+    assert angle([it[-1] for it in ITEMS]) == pytest.approx(14.74, abs=0.01)
     # all-self (mean other 50) is 0 degrees; equal split 45
     assert angle([(90, 50)] * 6) == 0.0 and angle([(75, 75)] * 6) == pytest.approx(45.0)
     with pytest.raises(ValueError):
@@ -169,6 +172,8 @@ def test_a_scripted_chooser_gets_its_angle_back(tmp_path, llm_env, mode):  # noq
             assert row["verdict"] == "pass" and row["valid_samples"] == 30
             assert row["measured_category"] == category(target)
             assert row["paid_calls"] == 180 and row["cached_calls"] == 0
+            chosen = answers_for(target)
+            assert row["first_option_share"] == pytest.approx(chosen.count(0) / 6)
         # a rerun is answered from the cache: no request reaches the server
         session.start_run(settings, tmp_path / "two")
         try:

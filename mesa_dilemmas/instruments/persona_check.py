@@ -60,6 +60,7 @@ COLUMNS = (
     "reasks",
     "paid_calls",
     "cached_calls",
+    "first_option_share",
     "note",
 )
 
@@ -236,6 +237,7 @@ def summarise(
         if len(values) < instrument.min_samples:
             verdict += f" (n<{instrument.min_samples})"
     sources = [src for s in samples for src in s["sources"]]
+    positions = [i for s in samples for i in s["positions"] if i is not None]
     low_end, high_end = getattr(instrument, "reachable", (-math.inf, math.inf))
     note = ""
     if not low_end <= target <= high_end:
@@ -262,6 +264,9 @@ def summarise(
         "reasks": sum(s["reasks"] for s in samples),
         "paid_calls": sum(src == "provider" for src in sources),
         "cached_calls": sum(src != "provider" for src in sources),
+        "first_option_share": (
+            sum(i == 0 for i in positions) / len(positions) if positions else math.nan
+        ),
         "note": note,
     }
 
@@ -307,6 +312,10 @@ def check(
             "instrument": instrument.name,
             "sample": k,
             "answers": answers,
+            "positions": [
+                None if a is None else it.options.index(a)
+                for a, it in zip(answers, items, strict=True)
+            ],
             "value": instrument.score(answers) if valid else None,
             "invalid_items": sum(a is None for a in answers),
             "failures": [g["why"] for g in got if g["why"]],
@@ -341,13 +350,18 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
+def _pct(share: float) -> str:
+    return "" if math.isnan(share) else f"{share:.0%}"
+
+
 def markdown(rows: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
     """The table as Markdown: persona, target, mean [95% CI], categories, verdict, counts."""
     lines = [*header, ""] if header else []
     lines += [
         "| persona | instrument | target | measured mean | 95% CI | category (target / measured) "
-        "| verdict | samples (valid / asked) | invalid items | re-asks | calls (paid / cached) |",
-        "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|",
+        "| verdict | samples (valid / asked) | invalid items | re-asks | calls (paid / cached) "
+        "| first option chosen |",
+        "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|",
     ]
     notes = []
     for r in rows:
@@ -363,7 +377,7 @@ def markdown(rows: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
             f"| {_fmt(r['mean'])} | {ci} | {r['target_category']} / "
             f"{r['measured_category'] or '-'} | {r['verdict']} "
             f"| {r['valid_samples']} / {r['samples']} | {r['invalid_items']} | {r['reasks']} "
-            f"| {r['paid_calls']} / {r['cached_calls']} |"
+            f"| {r['paid_calls']} / {r['cached_calls']} | {_pct(r['first_option_share'])} |"
         )
     if notes:
         lines += ["", *(f"{'*' * (i + 1)} {n}" for i, n in enumerate(notes))]
@@ -389,7 +403,9 @@ def write_tables(
     per_sample = out / "persona_check_samples.csv"
     with per_sample.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["game", "persona", "instrument", "sample", "value", "answers", "failures"])
+        w.writerow(
+            ["game", "persona", "instrument", "sample", "value", "positions", "answers", "failures"]
+        )
         for d in details:
             w.writerow(
                 [
@@ -398,6 +414,7 @@ def write_tables(
                     d["instrument"],
                     d["sample"],
                     "" if d["value"] is None else f"{d['value']:.3f}",
+                    " ".join("-" if i is None else str(i + 1) for i in d["positions"]),
                     " | ".join("" if a is None else a for a in d["answers"]),
                     " ".join(d["failures"]),
                 ]
