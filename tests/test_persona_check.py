@@ -73,6 +73,9 @@ def test_the_angle_of_the_reference_choosers():
     assert angle([it[-1] for it in ITEMS]) == pytest.approx(14.74, abs=0.01)
     # all-self (mean other 50) is 0 degrees; equal split 45
     assert angle([(90, 50)] * 6) == 0.0 and angle([(75, 75)] * 6) == pytest.approx(45.0)
+    # a linear-utility chooser (cos 30 * self + sin 30 * other) does not measure 30 degrees
+    c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
+    assert angle(pick(lambda a: c * a[0] + s * a[1])) == pytest.approx(37.09, abs=0.01)
     with pytest.raises(ValueError):
         angle(first[:5])
     # the whole range: no choice of options leaves [-16.26, 61.39]
