@@ -234,3 +234,15 @@ def test_embedded_model_runs_end_to_end(tmp_path: Path) -> None:
         assert agree * 2 <= 2 - fell  # a fallback is never counted as agreement
     assert summary["calls"]["calls"] >= 4
     print((out / "say_vs_do.md").read_text())
+
+
+def test_estimate_prices_every_prompt_without_a_key_or_a_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["strategies", "say-vs-do", "--game", "common_pool", "--strategy", "tft(0.5)"]
+    args += ["--llm", "openai:gpt-5-mini", "--rounds", "3", "--trajectories", "2"]
+    assert main([*args, "--out", str(tmp_path / "never"), "--estimate"]) == 0
+    text = capsys.readouterr().out
+    assert "= 12 decisions" in text and "openai:gpt-5-mini" in text and "$" in text
+    assert re.search(r"openai:gpt-5-mini\s+12\s", text)
+    assert not (tmp_path / "never").exists()

@@ -52,6 +52,11 @@ def _add_say_vs_do(ssub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="trajectories' and calls' seed")
     p.add_argument("--out", default="say_vs_do", help="output directory (default ./say_vs_do)")
     p.add_argument("--quiet", action="store_true", help="do not print the table")
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="price the run instead: every prompt rendered dry and counted, nothing sent",
+    )
     p.set_defaults(func=_say_vs_do)
 
 

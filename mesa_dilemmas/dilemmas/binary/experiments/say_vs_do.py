@@ -577,9 +577,12 @@ def cmd_say_vs_do(args: argparse.Namespace) -> int:
         table["max_tokens"] = args.max_tokens
     if args.max_calls is not None:
         table["budget"] = {**table.get("budget", {}), "max_calls": args.max_calls}
+    if getattr(args, "estimate", False):
+        table["dry_run"] = True  # every prompt rendered and counted, nothing sent
     try:
         settings = llm.LLMSettings.from_table(table)
-        llm.preflight([args.llm], settings)
+        if not settings.dry_run:  # a dry run needs no key or model file
+            llm.preflight([args.llm], settings)
     except (llm.LLMConfigError, ValueError) as exc:
         return _fail(f"--llm: {str(exc).splitlines()[0]}")
     study = Study(
@@ -590,6 +593,8 @@ def cmd_say_vs_do(args: argparse.Namespace) -> int:
         modes=tuple(modes),
         seed=args.seed,
     )
+    if getattr(args, "estimate", False):
+        return _estimate(study, entries, settings, args.llm)
     out = Path(args.out)
     session.start_run(settings, out)
     try:
@@ -608,4 +613,30 @@ def cmd_say_vs_do(args: argparse.Namespace) -> int:
     write_outputs(out, study, label, rows, detail, accounting)
     if not args.quiet:
         print((out / "say_vs_do.md").read_text(), end="")
+    return 0
+
+
+def _estimate(study: Study, entries: Sequence[StrategyEntry], settings: Any, spec: str) -> int:
+    """``--estimate``: every decision of the study rendered in a dry run (no provider, no key),
+    its tokens counted and priced with the LLM layer's estimate (replies assumed)."""
+    import tempfile
+
+    from mesa_dilemmas.llm import session
+    from mesa_dilemmas.llm.accounting import load_calls
+    from mesa_dilemmas.llm.estimate import format_table, price_rows, tally
+
+    with session.use(None), tempfile.TemporaryDirectory(prefix="say-vs-do-estimate-") as tmp:
+        run = session.start_run(settings, Path(tmp))
+        try:
+            run_study(study, entries, llm_policy(spec))
+        finally:
+            session.finish_run(run)
+        calls = list(load_calls(Path(tmp)))
+    rows = price_rows(tally(calls), settings)
+    decisions = len(entries) * len(study.modes) * study.trajectories * study.rounds
+    print(
+        f"say-vs-do on {study.game}: {len(entries)} strategies x {len(study.modes)} mode(s) x "
+        f"{study.trajectories} trajectories x {study.rounds} rounds = {decisions} decisions"
+    )
+    print(format_table(rows, "every prompt rendered dry; no corrective re-asks counted"))
     return 0
