@@ -556,10 +556,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    except llm.ProviderRejected as exc:
+    except (llm.ProviderRejected, llm.CallFailed) as exc:  # a provider down after its retries
         session.finish_run()
-        print(f"stopped: {exc}", file=sys.stderr)
+        print(f"stopped: {exc}; a rerun continues from the cache", file=sys.stderr)
         return 3
+    except llm.ReplayMiss as exc:
+        session.finish_run()
+        return _fail(str(exc))
     accounting = session.finish_run()
     label = llm.parse_spec(args.llm).label
     header = [
