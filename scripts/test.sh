@@ -18,5 +18,5 @@ fi
 # on one worker so its module fixtures are built once; then the browser tests (marked in
 # tests/conftest.py) alone, one at a time: they wait for the dashboard's own Play clock, which
 # a second worker's load can starve. TEST_WORKERS=0 runs the first pass in order too.
-.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not browser"
+.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not browser" --durations=15
 .venv/bin/python -m pytest -q -m browser

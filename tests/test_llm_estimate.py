@@ -21,8 +21,8 @@ seed = 11
 replications = 1
 max_steps = {steps}
 [params]
-n_agents = 4
-llm_agents = 2
+n_agents = {agents}
+llm_agents = {llm_agents}
 llm = "{spec}"
 [llm]
 answer_mode = "native"
@@ -39,7 +39,9 @@ def cli(args: list[str], tmp_path: Path, env_extra: dict[str, str] | None = None
 @needs_local
 def test_estimate_is_within_25_percent_of_the_tokens_the_run_uses(tmp_path, llama_server):
     scenario = tmp_path / "s.toml"
-    scenario.write_text(SCENARIO.format(steps=4, spec=f"openai:smollm2@{llama_server}"))
+    scenario.write_text(
+        SCENARIO.format(steps=4, agents=3, llm_agents=1, spec=f"openai:smollm2@{llama_server}")
+    )
     est = cli(["estimate", str(scenario), "--rounds", "2", "--json"], tmp_path)
     assert est.returncode == 0, est.stderr
     (row,) = json.loads(est.stdout)
@@ -65,7 +67,7 @@ def test_estimate_is_within_25_percent_of_the_tokens_the_run_uses(tmp_path, llam
 
 def test_estimate_command_prints_a_table_without_calling_anything(tmp_path):
     scenario = tmp_path / "s.toml"
-    scenario.write_text(SCENARIO.format(steps=10, spec="openai:gpt-5-mini"))
+    scenario.write_text(SCENARIO.format(steps=10, agents=4, llm_agents=2, spec="openai:gpt-5-mini"))
     out = cli(["estimate", str(scenario)], tmp_path, {"OPENAI_API_KEY": ""})
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -76,7 +78,7 @@ def test_estimate_command_prints_a_table_without_calling_anything(tmp_path):
 def test_a_paid_run_above_the_threshold_asks_for_yes(tmp_path):
     scenario = tmp_path / "s.toml"
     scenario.write_text(
-        SCENARIO.format(steps=50, spec="openai:gpt-4o").replace(
+        SCENARIO.format(steps=50, agents=4, llm_agents=2, spec="openai:gpt-4o").replace(
             "replications = 1", "replications = 400"
         )
     )

@@ -22,6 +22,9 @@ from mesa_dilemmas.scenarios.config import bundled_scenarios
 
 LLM_SCENARIOS = sorted(n for n in bundled_scenarios() if n.startswith("port_of_mars/llm_"))
 TINY = ["--no-progress", "--set", "replications=1", "--set", "params.n_rounds=1"]
+#: the shortest meeting and notes the game allows: the embedded model writes to its limit, and
+#: every note it writes is a generation of up to summary_chars characters
+SHORT_MEETING = ["--set", "params.meeting_chars=200", "--set", "params.summary_chars=40"]
 
 
 def test_the_paper_experiments_exist_as_llm_scenarios():
@@ -79,6 +82,7 @@ def local_run(tmp_path_factory) -> tuple[Path, Path]:
         "--out",
         str(out),
         *TINY,
+        *SHORT_MEETING,
         "--set",
         "params.llm_players=1",
         cache=cache,
@@ -116,6 +120,7 @@ def test_recorded_llm_svo_replays_with_zero_calls(local_run, tmp_path):
         "--out",
         str(again),
         *TINY,
+        *SHORT_MEETING,
         "--set",
         "params.llm_players=1",
         "--set",
