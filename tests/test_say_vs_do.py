@@ -14,6 +14,7 @@ import ast
 import csv
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -246,3 +247,50 @@ def test_estimate_prices_every_prompt_without_a_key_or_a_call(
     assert "= 12 decisions" in text and "openai:gpt-5-mini" in text and "$" in text
     assert re.search(r"openai:gpt-5-mini\s+12\s", text)
     assert not (tmp_path / "never").exists()
+
+
+FILE_SET = '''from mesa_dilemmas.dilemmas.binary.strategies import Strategy
+
+
+class Majority(Strategy):
+    """Cooperate first, then while at least half of the others did."""
+
+    description = "Cooperate first; then cooperate if at least half of the others cooperated."
+
+    def act(self, history):
+        if history.is_first_round:
+            return "C"
+        return "C" if history.last_opponent_cooperators * 2 >= history.n_players - 1 else "D"
+
+
+class Coin(Strategy):
+    description = "Cooperate with probability 0.7 in every round."
+
+    def act(self, history):
+        return "C" if self.rng.random() < 0.7 else "D"
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+def test_file_strategies_play_in_the_sandbox_and_an_always_c_llm_agrees_at_the_code_c_rate(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "mine.py"
+    module.write_text(FILE_SET)
+    seen: list[NormalizedRequest] = []
+
+    def always_c(req: NormalizedRequest) -> Reply:
+        seen.append(req)
+        return Reply("<answer>C</answer>")
+
+    with WireServer(responder=always_c) as server:
+        summary = _run(server, tmp_path / "out", "common_pool", "--set", str(module), rounds=5)
+    rows = _rows(summary)
+    assert rows["Majority"]["deterministic"] and not rows["Coin"]["deterministic"]
+    for name in ("Majority", "Coin"):  # answering C agrees exactly where the code played C
+        row = rows[name]
+        assert row["agree_description"] == row["agree_code"] == row["code_coop_rate"]
+    assert 0 < rows["Coin"]["code_coop_rate"] < 1
+    code_prompts = [r.system for r in seen if "trace it by hand" in r.system]
+    assert len(code_prompts) == len(seen) // 2 == 2 * 2 * 5
+    assert any("class Coin(Strategy)" in s and "`strategy = Coin(game)`" in s for s in code_prompts)

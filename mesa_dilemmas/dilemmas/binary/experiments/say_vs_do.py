@@ -610,6 +610,8 @@ def cmd_say_vs_do(args: argparse.Namespace) -> int:
         return 3
     accounting = session.finish_run()
     label = getattr(getattr(policy, "spec", None), "label", args.llm)
+    if settings.dry_run:
+        label += " (a dry run: random answers, nothing sent)"
     write_outputs(out, study, label, rows, detail, accounting)
     if not args.quiet:
         print((out / "say_vs_do.md").read_text(), end="")
