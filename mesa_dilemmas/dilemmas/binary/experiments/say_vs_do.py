@@ -75,6 +75,10 @@ REFERENCE_SET = (
     "gtft(0.5, 0.2)",
 )
 
+#: limits that keep every decision's sample id (strategy, trajectory, round) distinct
+MAX_ROUNDS = 999
+MAX_TRAJECTORIES = 9_999
+
 #: seeds of the extra plays that test whether the code is deterministic on these histories
 DETERMINISM_PLAYS = 3
 
@@ -551,13 +555,13 @@ def cmd_say_vs_do(args: argparse.Namespace) -> int:
 
     if args.game not in binary_games():
         return _fail(f"--game: unknown game {args.game!r}; allowed: {', '.join(binary_games())}")
-    for flag, value, low in (
-        ("--rounds", args.rounds, 1),
-        ("--trajectories", args.trajectories, 1),
-        ("-n", args.n, 2),
+    for flag, value, low, high in (
+        ("--rounds", args.rounds, 1, MAX_ROUNDS),
+        ("--trajectories", args.trajectories, 1, MAX_TRAJECTORIES),
+        ("-n", args.n, 2, 4096),
     ):
-        if value < low:
-            return _fail(f"{flag}: must be at least {low} (got {value})")
+        if not low <= value <= high:
+            return _fail(f"{flag}: must be between {low} and {high} (got {value})")
     modes = MODES if args.mode == "both" else (args.mode,)
     try:
         entries = strategy_entries(args.set, args.strategy or ())
