@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from mesa_dilemmas.plugins import load_object
 from mesa_dilemmas.dilemmas.registry import UnknownGame, game_model, games
+from mesa_dilemmas.plugins import load_object
 
 __all__ = ["UnknownGame", "game_model", "games", "load_object"]

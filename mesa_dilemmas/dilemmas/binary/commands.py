@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import argparse
 
-#: implementations an LLM may write per strategy description before the description is dropped
-DEFAULT_TRIES = 3
-
 
 def _generate(args: argparse.Namespace) -> int:
     from mesa_dilemmas.dilemmas.binary.experiments.strategy_writing import cmd_generate
@@ -77,7 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="the set's directory (new, or --resume it)")
     p.add_argument("--name", help="the set's name (default <model>_<attitude>_<game>)")
     p.add_argument(
-        "--max-tries", type=int, default=DEFAULT_TRIES, help="implementations tried per description"
+        "--max-tries",
+        type=int,
+        help="implementations tried per description (default: the experiment's, 3)",
     )
     p.add_argument("--seed", type=int, default=0, help="run seed of the calls' sample ids")
     p.add_argument("--llm", metavar="FILE", help="a TOML file with an [llm] table (settings)")

@@ -55,7 +55,6 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mesa_dilemmas.dilemmas.binary import prompts as binary_prompts
-from mesa_dilemmas.dilemmas.binary.commands import DEFAULT_TRIES
 from mesa_dilemmas.dilemmas.binary.rules import binary_games
 from mesa_dilemmas.scenarios import execution
 from mesa_dilemmas.scenarios.experiment import Results, RunContext
@@ -65,6 +64,8 @@ if TYPE_CHECKING:
     from mesa_dilemmas.llm.settings import LLMSettings
     from mesa_dilemmas.scenarios.config import Scenario
 
+#: implementations an LLM may write per strategy description before the description is dropped
+DEFAULT_TRIES = 3
 #: reasons shown to the model when it is asked again (the rest are recorded only)
 SHOWN_PROBLEMS = 5
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -488,6 +489,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return _fail("--attitude: give a word or short phrase")
     if args.n < 1:
         return _fail(f"-n: must be at least 1 (got {args.n})")
+    if args.max_tries is None:
+        args.max_tries = DEFAULT_TRIES
     if not 1 <= args.max_tries <= 20:
         return _fail(f"--max-tries: must be between 1 and 20 (got {args.max_tries})")
     for flag, value in (
