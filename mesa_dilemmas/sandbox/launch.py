@@ -248,7 +248,10 @@ def _wait(child: int, worker: int, run_fd: int | None, run_pid: int, report: int
     signal.signal(signal.SIGTERM, lambda *_: run_gone())
     while True:
         if child_fd is not None and run_fd is not None:
-            if run_fd in select.select([child_fd, run_fd], [], [])[0]:
+            poller = select.poll()  # not select(): descriptors past 1,024 are refused there
+            poller.register(child_fd, select.POLLIN)
+            poller.register(run_fd, select.POLLIN)
+            if any(fd == run_fd for fd, _ in poller.poll()):
                 run_gone()
         else:
             time.sleep(0.2)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -305,7 +304,7 @@ class Sandbox:
         run_deadline = self.run_deadline
         while True:
             writers = [self._req_w] if view else []
-            readable, writable, _ = select.select([self._resp_r], writers, [], POLL)
+            readable, writable = protocol.ready([self._resp_r], writers, POLL)
             if writable and view:
                 try:
                     view = view[os.write(self._req_w, view[: 1 << 16]) :]
@@ -388,7 +387,7 @@ class Sandbox:
 
     def pending(self) -> bool:
         """Whether the worker has written something nobody has read (or closed its pipe)."""
-        return bool(select.select([self._resp_r], [], [], 0)[0])
+        return bool(protocol.ready([self._resp_r], [], 0)[0])
 
     def begin(
         self,

@@ -76,12 +76,33 @@ def depth(head: bytes) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
+#: what poll() reports for a descriptor that a read (or a write) will not block on: data, or the
+#: other end gone (the read then sees EOF, the write an error)
+_READABLE = select.POLLIN | select.POLLHUP | select.POLLERR
+_WRITABLE = select.POLLOUT | select.POLLERR
+
+
+def ready(read: list[int], write: list[int], timeout: float | None) -> tuple[list[int], list[int]]:
+    """The descriptors of ``read`` and ``write`` that are ready within ``timeout`` seconds
+    (``None``: wait).  ``poll`` rather than ``select``: a long-lived process (a notebook, the
+    dashboard, a test worker) may hold more than 1,024 descriptors, which ``select`` refuses."""
+    poller = select.poll()
+    for fd in read:
+        poller.register(fd, select.POLLIN)
+    for fd in write:
+        poller.register(fd, select.POLLOUT | (select.POLLIN if fd in read else 0))
+    events = dict(poller.poll(None if timeout is None else max(0, int(timeout * 1000))))
+    readable = [fd for fd in read if events.get(fd, 0) & _READABLE]
+    writable = [fd for fd in write if events.get(fd, 0) & _WRITABLE]
+    return readable, writable
+
+
 def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
     parts = []
     while n:
         if deadline is not None:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not ready([fd], [], left)[0]:
                 raise TimeoutError("message not complete in time")
         chunk = os.read(fd, min(n, 1 << 20))
         if not chunk:
