@@ -102,8 +102,8 @@ class _Asker:
 
         from mesa_dilemmas.agents.decisions import ChoiceSpec, Decision, InvalidAnswer
         from mesa_dilemmas.llm import session
-        from mesa_dilemmas.llm.answers import TRUNCATED, corrective_message, parse_response
-        from mesa_dilemmas.llm.prompts import register_template, render, with_example
+        from mesa_dilemmas.llm.answers import failure_kind, parse_response
+        from mesa_dilemmas.llm.prompts import reask_messages, register_template, render
         from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
         from mesa_dilemmas.llm.specs import schema_in_text, shares_schema
 
@@ -164,26 +164,10 @@ class _Asker:
                 parsed = parse_response(response, decision.spec, mode, prompt.tag, prompt.schema)
             except InvalidAnswer as exc:
                 error = str(exc)
-                why = (
-                    "refusal"
-                    if response.refusal
-                    else "truncated"
-                    if response.finish_reason in TRUNCATED
-                    else "invalid"
+                why = failure_kind(response)
+                messages = reask_messages(
+                    messages, raw, error, decision.spec, mode, prompt.tag, prompt.schema
                 )
-                messages = messages[:2] + [
-                    Message("assistant", raw or "(no reply)"),
-                    Message(
-                        "user",
-                        with_example(
-                            corrective_message(
-                                error, decision.spec, mode, prompt.tag, prompt.schema
-                            ),
-                            decision.spec,
-                            prompt.tag,
-                        ),
-                    ),
-                ]
                 continue
             self._record(session, call_ctx, attempt, None, None, parsed.value)
             return {"answer": parsed.value, "reasks": attempt, "why": None, "sources": sources}

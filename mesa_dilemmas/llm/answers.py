@@ -425,3 +425,11 @@ def _validate_struct(obj: Any, spec: StructSpec) -> dict[str, Any]:
             raise InvalidAnswer(f"field {name!r}: {exc}") from exc
         fixed[name] = value
     return spec.validate(fixed)
+
+
+def failure_kind(response: ChatResponse) -> str:
+    """Why a reply gave no usable answer: the model "refusal", a reply "truncated" at
+    ``max_tokens``, or an "invalid" answer."""
+    if response.refusal:
+        return "refusal"
+    return "truncated" if response.finish_reason in TRUNCATED else "invalid"

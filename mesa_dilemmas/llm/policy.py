@@ -29,10 +29,10 @@ from typing import Any
 from mesa_dilemmas.agents.decisions import Decision, InvalidAnswer
 from mesa_dilemmas.agents.policy import Answer, Policy
 from mesa_dilemmas.llm import session
-from mesa_dilemmas.llm.answers import TRUNCATED, corrective_message, parse_response
+from mesa_dilemmas.llm.answers import failure_kind, parse_response
 from mesa_dilemmas.llm.client import LLMClient, get_client
 from mesa_dilemmas.llm.errors import CallFailed, ProviderFailed
-from mesa_dilemmas.llm.prompts import render, with_example
+from mesa_dilemmas.llm.prompts import reask_messages, render
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec, schema_in_text, shares_schema
@@ -168,28 +168,10 @@ class LLMPolicy(Policy):
             except InvalidAnswer as exc:
                 failures += 1
                 error = str(exc)
-                fallback_kind = (
-                    "refusal"
-                    if response.refusal
-                    else "truncated"
-                    if response.finish_reason in TRUNCATED
-                    else "invalid"
+                fallback_kind = failure_kind(response)
+                messages = reask_messages(
+                    messages, raw, error, decision.spec, mode, prompt.tag, prompt.schema
                 )
-                # the re-ask carries only the last failed attempt and its correction, so a
-                # conversation never grows past first prompt + one reply + one correction
-                messages = messages[:2] + [
-                    Message("assistant", raw or "(no reply)"),
-                    Message(
-                        "user",
-                        with_example(
-                            corrective_message(
-                                error, decision.spec, mode, prompt.tag, prompt.schema
-                            ),
-                            decision.spec,
-                            prompt.tag,
-                        ),
-                    ),
-                ]
                 continue
             self._record(call_ctx, attempt, failures, None, call_errors, None, parsed.value)
             await self.client.note_decision(False)

@@ -36,6 +36,7 @@ from mesa_dilemmas.agents.persona import Persona
 from mesa_dilemmas.llm.answers import (
     DEFAULT_TAG,
     answer_token_limit,
+    corrective_message,
     example_value,
     native_instructions,
     native_schema,
@@ -43,6 +44,7 @@ from mesa_dilemmas.llm.answers import (
     tags_example,
     tags_instructions,
 )
+from mesa_dilemmas.llm.request import Message
 
 
 @dataclass(frozen=True)
@@ -360,3 +362,19 @@ def _format(text: str, fields: dict[str, Any], template: Template, part: str) ->
         return text.format_map(fields)
     except (KeyError, AttributeError, IndexError, ValueError) as exc:
         raise ValueError(f"prompt template {template.source} ({part}): cannot fill {exc}") from exc
+
+
+def reask_messages(
+    messages: list[Message],
+    raw: str,
+    error: str,
+    spec: AnswerSpec,
+    mode: str,
+    tag: str,
+    schema: dict[str, Any] | None,
+) -> list[Message]:
+    """The conversation of a re-ask: the first prompt (system and user), the failed reply and
+    its correction -- only the last failed attempt, so a conversation never grows past first
+    prompt + one reply + one correction."""
+    correction = with_example(corrective_message(error, spec, mode, tag, schema), spec, tag)
+    return messages[:2] + [Message("assistant", raw or "(no reply)"), Message("user", correction)]
