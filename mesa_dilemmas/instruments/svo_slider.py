@@ -1,8 +1,7 @@
 """The Social Value Orientation slider measure, its six primary items.
 
-Source: Murphy, R. O., Ackermann, K. A. & Handgraaf, M. J. J. (2011), "Measuring social value
-orientation", Judgment and Decision Making 6(8), 771-781.  Each primary item is a line between
-two allocations of money (what the chooser gets, what an unknown other person gets); the
+Source: the SVO Slider Measure of Murphy, Ackermann & Handgraaf (2011; JDM 6(8), 771-781).
+Each primary item is a line between two allocations of money (what the chooser gets, what an unknown other person gets); the
 chooser picks one of nine points evenly spaced along it (the published values are those points
 rounded half up, :func:`spaced`).  The chooser's angle is the direction, seen from (50, 50), of
 its mean allocation over the six items: ``atan2(mean_other - 50, mean_self - 50)`` in degrees.
