@@ -51,6 +51,18 @@ SHARED_COMMANDS: dict[str, tuple[str, str]] = {
         "mesa_dilemmas.instruments.persona_check",
         "persona manipulation checks: standard instruments put to a model in each persona's words",
     ),
+    "comprehension": (
+        "mesa_dilemmas.instruments.comprehension",
+        "does a model understand a game: questions with answers computed from its rules",
+    ),
+    "branch": (
+        "mesa_dilemmas.scenarios.branch",
+        "fork a recorded run at a round with an intervention; the prefix replays at no cost",
+    ),
+    "host": (
+        "mesa_dilemmas.viz.host.cli",
+        "host a session with human participants beside LLM and rule seats (browser)",
+    ),
 }
 ANALYSE_HELP = "analyses of strategies and results"
 

@@ -162,6 +162,18 @@ class LLMSettings(_Strict):
     system_prompt: str | None = None
     #: a directory of prompt templates (``<decision kind>.txt`` / ``.toml``) overriding built-ins
     templates_dir: str | None = None
+    #: which frozen wording of every decision template: 0 the base template, 1..k its variants
+    #: (a factor like any parameter: a grid axis, ``--set llm.prompt_variant=2``, a group's
+    #: ``llm_options``); the run record names the variant of every call
+    prompt_variant: Annotated[int, Field(ge=0, le=99)] = 0
+    #: refuse to run unless every LLM model of the run has passed ``mesa-dilemmas personas
+    #: check`` for the run's game (the check's cached result)
+    require_persona_check: bool = False
+    #: the lowest comprehension accuracy (``mesa-dilemmas comprehension``) a model needs for the
+    #: run's game; None: not checked
+    min_comprehension: Annotated[float, Field(ge=0, le=1)] | None = None
+    #: what a model below ``min_comprehension`` does to the run: stop it, or warn and go on
+    on_low_comprehension: Literal["stop", "warn"] = "stop"
     #: send the calls made at once (a phase; ``strategies generate``'s descriptions and each
     #: round of implementations) as one batch job -- OpenAI's Batch API, Anthropic's Message
     #: Batches -- at batch prices; a run killed with a batch pending resumes by polling it
