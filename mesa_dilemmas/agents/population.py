@@ -16,6 +16,10 @@ policy.  The population builds each policy through a *policy kind*:
 ``factory``
     ``"package.module:callable"`` called as ``f(model=, seat=, persona=)`` and returning a
     :class:`~mesa_dilemmas.agents.policy.Policy`.
+``human``
+    a person at the table, in a session served by ``mesa-dilemmas host``; the value labels the
+    seats (``"participant"``).  Built by :mod:`mesa_dilemmas.agents.human`, which posts each
+    decision to the seat's inbox on the host's hub; a run without a host refuses it.
 
 Kinds are an open registry: built-in ones below, more from installed packages through the entry
 point group ``mesa_dilemmas.policies`` (name -> ``"module:builder"``).
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
     import mesa
     import numpy as np
 
-KINDS = ("rule", "llm", "strategy", "factory")
+KINDS = ("rule", "llm", "strategy", "factory", "human")
 
 #: the policy kinds beyond rule and factory: builders registered by entry point, this
 #: package's own ("llm", "strategy" in pyproject.toml) and any installed package's alike
@@ -65,7 +69,9 @@ ENTRY_POINT_GROUP = "mesa_dilemmas.policies"
 
 
 class Group(BaseModel):
-    """Some players of one kind: exactly one of ``rule``, ``llm``, ``strategy``, ``factory``."""
+    """Some players of one kind: exactly one of ``rule``, ``llm``, ``strategy``, ``factory``,
+    ``human`` (people at the table, in a hosted session: ``{ human = "participant", count = 4 }``,
+    the value a label for the seats; see :mod:`mesa_dilemmas.agents.human`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -73,6 +79,7 @@ class Group(BaseModel):
     llm: str | None = None
     strategy: str | None = None
     factory: str | None = None
+    human: str | None = None
     count: Annotated[int, Field(ge=0, strict=True)] | None = None
     fraction: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
     seats: list[Annotated[int, Field(ge=0, strict=True)]] | None = None

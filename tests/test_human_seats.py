@@ -1,0 +1,218 @@
+"""Human seats without a browser: the hub, the policy, validation and time-outs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from mesa_dilemmas.agents.decisions import (
+    ChoiceSpec,
+    Decision,
+    ListSpec,
+    NumberSpec,
+    StructSpec,
+    TextSpec,
+)
+from mesa_dilemmas.agents.human import (
+    Hub,
+    HumanPolicy,
+    HumanTimeout,
+    SeatClosed,
+    build_human_policy,
+    plain,
+    use_hub,
+)
+from mesa_dilemmas.agents.population import Group, population_table
+from mesa_dilemmas.dilemmas import game_model
+from mesa_dilemmas.dilemmas.base import build_model
+
+
+def public_goods(hub: Hub, groups: list[dict[str, Any]], rounds: int = 2) -> Any:
+    with use_hub(hub):
+        return build_model(
+            game_model("public_goods"),
+            {"n_players": 4, "rounds": rounds, "players": {"groups": groups}},
+            rng=7,
+        )
+
+
+class Stepper:
+    """Plays one round in a thread (as the host does) and keeps what it raised."""
+
+    def __init__(self, model: Any) -> None:
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(model,), daemon=True)
+        self.thread.start()
+
+    def _run(self, model: Any) -> None:
+        try:
+            model.step()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            self.error = exc
+
+    def join(self, timeout: float = 10.0) -> None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the round did not finish"
+
+
+def wait_for(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)
+
+
+def test_a_human_group_is_a_population_kind_and_needs_a_host() -> None:
+    population = population_table({"groups": [{"human": "participant", "count": 2}]})
+    group = population.groups[0]
+    assert (group.kind, group.value) == ("human", "participant")
+    with pytest.raises(ValueError, match="needs exactly one of"):
+        Group(human="a", rule="rule")
+    with pytest.raises(ValueError, match="mesa-dilemmas host"):
+        build_model(
+            game_model("public_goods"),
+            {"n_players": 4, "players": {"groups": [{"human": "p", "count": 1}]}},
+            rng=1,
+        )
+    with pytest.raises(ValueError, match="on_timeout"):
+        Hub(on_timeout="later")  # type: ignore[arg-type]
+
+
+def test_four_people_answer_together_invalid_answers_go_back_and_are_counted() -> None:
+    hub = Hub(time_limit_s=30)
+    model = public_goods(hub, [{"human": "participant", "count": 4}])
+    assert len(hub.seats) == 4 and len({s.code for s in hub.seats}) == 4
+    assert all(isinstance(a.policy, HumanPolicy) for a in model.agents)
+    run = Stepper(model)
+    # every ask of the phase is out at once: four open decisions before anyone answers
+    wait_for(lambda: all(s.pending is not None for s in hub.seats))
+    first = hub.seats[0]
+    assert first.pending is not None and first.pending.kind == "public_goods.action"
+    assert first.pending.observation["n_players"] == 4  # the observation, as plain data
+    assert first.submit("maybe") == "expected one of [C, D], got 'maybe'"
+    assert first.pending is not None and first.pending.invalid == 1  # still open, not coerced
+    answers = {0: "C", 1: "c", 2: "D", 3: "C"}
+    for seat in hub.seats:
+        assert seat.submit(answers[seat.seat]) is None
+    run.join()
+    assert run.error is None
+    records = sorted(hub.records(), key=lambda r: r["seat"])
+    assert [r["answer"] for r in records] == ["C", "C", "D", "C"]  # "c" validated to "C"
+    assert [r["invalid_answers"] for r in records] == [int(first.seat == s) for s in range(4)]
+    assert all(r["answered"] and not r["timed_out"] for r in records)
+    assert all(r["response_time_s"] >= 0 for r in records)
+    cooperated = model.store.actions[0, :, 0].tolist()
+    assert cooperated == [1, 1, 0, 1]
+    assert model.broker.stats.total("asked") == 4 and model.broker.stats.total("fallbacks") == 0
+
+
+def test_rule_seats_have_answered_when_the_people_are_asked() -> None:
+    hub = Hub(time_limit_s=30)
+    model = public_goods(hub, [{"human": "p", "count": 2}, {"strategy": "all_c", "count": 2}])
+    run = Stepper(model)
+    wait_for(lambda: all(s.pending is not None for s in hub.seats))
+    assert model.broker.stats.total("asked") == 0  # answers are accepted together at the end
+    for seat in hub.seats:
+        assert seat.submit("D") is None
+    run.join()
+    assert run.error is None and model.broker.stats.total("asked") == 4
+
+
+def test_a_time_out_is_recorded_and_the_phase_waits_by_default() -> None:
+    hub = Hub(time_limit_s=0.2)
+    model = public_goods(hub, [{"human": "p", "count": 1}, {"strategy": "all_d", "count": 3}])
+    run = Stepper(model)
+    seat = hub.seats[0]
+    wait_for(lambda: seat.pending is not None and seat.pending.timed_out)
+    assert run.thread.is_alive() and hub.timeouts == 1
+    assert seat.submit("C") is None
+    run.join()
+    (record,) = seat.records
+    assert record["timed_out"] and record["answered"] and record["answer"] == "C"
+    assert record["response_time_s"] >= 0.2
+    assert model.broker.stats.total("fallbacks") == 0
+
+
+def test_a_time_out_stops_the_group_when_asked_to() -> None:
+    hub = Hub(time_limit_s=0.1, on_timeout="stop")
+    model = public_goods(hub, [{"human": "p", "count": 1}, {"strategy": "all_d", "count": 3}])
+    run = Stepper(model)
+    run.join()
+    assert isinstance(run.error, HumanTimeout) and "within 0.1 s" in str(run.error)
+    (record,) = hub.seats[0].records
+    assert record["timed_out"] and not record["answered"] and record["answer"] is None
+
+
+def test_a_time_out_uses_the_documented_fallback_only_when_asked_and_flags_it() -> None:
+    hub = Hub(time_limit_s=0.1, on_timeout="fallback")
+    model = public_goods(hub, [{"human": "p", "count": 1}, {"strategy": "all_c", "count": 3}])
+    run = Stepper(model)
+    run.join()
+    assert run.error is None
+    (record,) = hub.seats[0].records
+    assert record["timed_out"] and not record["answered"] and record["answer"] == "D"
+    assert model.broker.stats.total("fallbacks") == 1  # counted, as any fallback
+    actions = model.store.actions[0, :, 0].tolist()
+    assert actions[hub.seats[0].seat] == 0 and sum(actions) == 3
+
+
+def test_closing_the_hub_ends_an_open_decision() -> None:
+    hub = Hub(time_limit_s=30)
+    model = public_goods(hub, [{"human": "p", "count": 1}, {"strategy": "all_d", "count": 3}])
+    run = Stepper(model)
+    wait_for(lambda: hub.seats[0].pending is not None)
+    hub.close()
+    run.join()
+    assert isinstance(run.error, SeatClosed)
+    assert hub.seats[0].submit("C") == "this decision is no longer open"
+
+
+def test_nested_specs_validate_a_whole_form_answer() -> None:
+    hub = Hub(time_limit_s=5)
+    seat = hub.add_seat(0, "p")
+    spec = StructSpec(
+        {
+            "to": ChoiceSpec(("a", "b")),
+            "give": StructSpec({"food": NumberSpec(0, 3, integer=True)}, frozenset({"food"})),
+            "note": TextSpec(max_chars=10),
+            "cards": ListSpec(ChoiceSpec(("x", "y")), max_items=2),
+        }
+    )
+    seat.post(Decision("game.offer", spec, {"me": 1}, step=3), 5)
+    assert "field 'give'" in (seat.submit({"to": "a", "give": {"food": 9}, "note": "hi"}) or "")
+    assert seat.submit({"to": "a", "give": {}, "note": "hi", "cards": ["x", "z"]}) is not None
+    ok = {"to": "b", "give": {"food": 2}, "note": "hi", "cards": ["y"]}
+    assert seat.submit(ok) is None
+    assert seat.records[0]["answer"] == ok and seat.records[0]["invalid_answers"] == 2
+
+
+def test_a_seat_keeps_its_participant_and_draft_across_reloads() -> None:
+    hub = Hub(time_limit_s=5)
+    seat = hub.add_seat(0, "p")
+    assert seat.state == "open"
+    pid = seat.join()
+    assert seat.join() == pid and seat.state == "joined"
+    seat.post(Decision("g.x", NumberSpec(0, 1), {}), 5)
+    seat.keep_draft(0.25)
+    assert hub.seat(seat.code.lower()) is seat and seat.pending.draft == 0.25
+    assert seat.state == "deciding"
+
+
+def test_plain_turns_observation_objects_into_data() -> None:
+    import numpy as np
+
+    class Described:
+        def as_dict(self) -> dict[str, Any]:
+            return {"k": np.float64(2.0)}
+
+    out = plain({"a": np.array([1, 2]), "b": Described(), "c": float("nan"), "d": (1, "x")})
+    assert out == {"a": [1, 2], "b": {"k": 2.0}, "c": None, "d": [1, "x"]}
+
+
+def test_the_builder_refuses_a_role() -> None:
+    hub = Hub()
+    with use_hub(hub), pytest.raises(ValueError, match="not a role"):
+        build_human_policy("p", group=Group(human="p"), model=None, seat=None, persona=None)  # type: ignore[arg-type]
