@@ -13,6 +13,16 @@ Template files
 ``user`` and ``tag`` (the XML tag of the answer, e.g. ``"HEALTH"`` as in paper
 001).  Both are ``str.format`` templates with these fields:
 
+Variants
+--------
+A ``.toml`` template may carry frozen rewordings of itself, an array of ``[[variants]]``
+tables, each with its own ``user`` (required), optionally ``system`` (else the base's) and
+``name``: the same facts, numbers, options and answer format in other words.  Variant 0 is the
+base template; ``render(..., variant=v)`` renders variant ``v`` (``[llm] prompt_variant``); an
+index beyond a template's variants is an error naming the template.  The generic prompt has
+its own variants (:data:`GENERIC_VARIANTS`).  :func:`variant_system` gives a game's system
+text in one variant (for instruments that ask in the game's framing).
+
 ``{observation}`` the whole observation as readable lines; ``{obs[key]}`` one
 value of it; ``{persona}`` the persona text; ``{p.traits}`` a persona field (a game's own
 persona type adds its fields); ``{instructions}`` the answer instructions (appended automatically when
@@ -26,7 +36,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -44,17 +54,79 @@ from mesa_dilemmas.llm.answers import (
     tags_example,
     tags_instructions,
 )
+from mesa_dilemmas.llm.errors import LLMConfigError
 from mesa_dilemmas.llm.request import Message
+
+
+class VariantError(LLMConfigError):
+    """A prompt variant a template does not have (one line naming the template)."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A frozen rewording of a template: its own ``user`` (and ``system``; None: the base's)."""
+
+    user: str
+    system: str | None = None
+    name: str = ""
 
 
 @dataclass(frozen=True)
 class Template:
-    """A prompt template for one decision kind (``system=None``: the generic persona text)."""
+    """A prompt template for one decision kind (``system=None``: the generic persona text),
+    with its frozen rewordings (``variants``; variant 0 is the template itself)."""
 
     user: str
     system: str | None = None
     tag: str = DEFAULT_TAG
     source: str = "<code>"
+    variants: tuple[Variant, ...] = ()
+
+    @property
+    def k(self) -> int:
+        """How many wordings it has: the base and its variants."""
+        return 1 + len(self.variants)
+
+    def variant(self, index: int) -> Template:
+        """The template in wording ``index`` (0: itself); an index it lacks is a
+        :class:`VariantError` naming the template."""
+        if index == 0:
+            return self
+        if not 0 < index <= len(self.variants):
+            raise VariantError(
+                f"llm.prompt_variant: {index} is beyond the {self.k} wordings (0..{self.k - 1}) "
+                f"of the prompt template {self.source}"
+            )
+        chosen = self.variants[index - 1]
+        system = self.system if chosen.system is None else chosen.system
+        return replace(self, user=chosen.user, system=system, variants=())
+
+    @classmethod
+    def from_table(cls, data: Mapping[str, Any], source: str = "<code>") -> Template:
+        """A template from a TOML table: ``system``, ``user`` (required), ``tag`` and
+        ``[[variants]]`` (each ``user``, optional ``system`` and ``name``)."""
+        unknown = set(data) - {"system", "user", "tag", "variants"}
+        if unknown or "user" not in data:
+            raise ValueError(
+                f"{source}: a template has keys system, user (required), tag, variants; "
+                f"got {sorted(data)}"
+            )
+        variants = []
+        for i, table in enumerate(data.get("variants", ())):
+            extra = set(table) - {"system", "user", "name"} if isinstance(table, Mapping) else {}
+            if not isinstance(table, Mapping) or extra or "user" not in table:
+                raise ValueError(
+                    f"{source}: variants[{i}] has keys user (required), system, name; "
+                    f"got {sorted(table) if isinstance(table, Mapping) else table!r}"
+                )
+            variants.append(Variant(table["user"], table.get("system"), table.get("name", "")))
+        return cls(
+            user=data["user"],
+            system=data.get("system"),
+            tag=data.get("tag", DEFAULT_TAG),
+            source=source,
+            variants=tuple(variants),
+        )
 
 
 @dataclass(frozen=True)
@@ -106,18 +178,7 @@ def load_template_dir(directory: str, prefix: str = "") -> dict[str, Template]:
         if path.suffix == ".txt":
             out[kind] = Template(user=path.read_text(), source=str(path))
             continue
-        data = tomllib.loads(path.read_text())
-        unknown = set(data) - {"system", "user", "tag"}
-        if unknown or "user" not in data:
-            raise ValueError(
-                f"{path}: a template has keys system, user (required), tag; got {sorted(data)}"
-            )
-        out[kind] = Template(
-            user=data["user"],
-            system=data.get("system"),
-            tag=data.get("tag", DEFAULT_TAG),
-            source=str(path),
-        )
+        out[kind] = Template.from_table(tomllib.loads(path.read_text()), str(path))
     return out
 
 
@@ -143,6 +204,41 @@ GAME_PREAMBLE = (
     "Each round you are asked to make decisions."
 )
 
+#: the generic prompt's wordings, (system preamble, user text), variant 0 first: the user text
+#: fills ``{round}``, ``{title}`` (the decision kind's last part) and ``{observation}``.  Each
+#: carries the same facts as variant 0 in other words (neutral, formal, plain, story, brief).
+GENERIC_VARIANTS: tuple[tuple[str, str], ...] = (
+    (GAME_PREAMBLE, "Round {round}. Decision: {title}.\n\nWhat you know:\n{observation}"),
+    (
+        "You take part in a game together with other participants. The game lasts several "
+        "rounds, and in every round you will be asked for decisions.",
+        "This is round {round}. The decision in front of you: {title}.\n\n"
+        "The information you have:\n{observation}",
+    ),
+    (
+        "You are a participant in a multi-round game involving several participants. In each "
+        "round, you are required to submit your decisions.",
+        "Current round: {round}. Required decision: {title}.\n\n"
+        "Information available to you:\n{observation}",
+    ),
+    (
+        "You play a game with some other people. It goes on for a number of rounds, and each "
+        "round you have to choose what to do.",
+        "It is round {round}, and you need to choose: {title}.\n\n"
+        "Here is what you can see:\n{observation}",
+    ),
+    (
+        "Picture yourself sitting down with a group of other people to play a game that runs "
+        "over several rounds; as each round comes, it is your turn to make your choices.",
+        "Round {round} has begun, and it falls to you to settle this: {title}.\n\n"
+        "As you look around the table, this is what you know:\n{observation}",
+    ),
+    (
+        "Game with other players over several rounds. Each round: your decisions.",
+        "Round {round} -- decide: {title}.\n\nKnown to you:\n{observation}",
+    ),
+)
+
 
 def persona_text(persona: Persona | None) -> str:
     """The persona as generic second-person sentences (empty for a default persona): the
@@ -155,8 +251,18 @@ def persona_text(persona: Persona | None) -> str:
     return " ".join(persona.sentences())
 
 
-def system_text(persona: Persona | None, extra: str | None = None) -> str:
-    return "\n\n".join(p for p in (GAME_PREAMBLE, persona_text(persona), extra or "") if p)
+def _generic(variant: int) -> tuple[str, str]:
+    if not 0 <= variant < len(GENERIC_VARIANTS):
+        raise VariantError(
+            f"llm.prompt_variant: {variant} is beyond the {len(GENERIC_VARIANTS)} wordings "
+            f"(0..{len(GENERIC_VARIANTS) - 1}) of the generic prompt (mesa_dilemmas.llm.prompts)"
+        )
+    return GENERIC_VARIANTS[variant]
+
+
+def system_text(persona: Persona | None, extra: str | None = None, variant: int = 0) -> str:
+    preamble = _generic(variant)[0]
+    return "\n\n".join(p for p in (preamble, persona_text(persona), extra or "") if p)
 
 
 def _humanise(key: str) -> str:
@@ -209,9 +315,57 @@ def _title(kind: str) -> str:
     return kind.rsplit(".", 1)[-1].replace("_", " ")
 
 
-def generic_user(decision: Decision, round_: int) -> str:
+def generic_user(decision: Decision, round_: int, variant: int = 0) -> str:
     obs = render_value(decision.observation) if decision.observation else "(nothing)"
-    return f"Round {round_}. Decision: {_title(decision.kind)}.\n\nWhat you know:\n{obs}"
+    text = _generic(variant)[1]
+    return text.format(round=round_, title=_title(decision.kind), observation=obs)
+
+
+def variant_count(kind: str, templates_dir: str | None = None) -> int:
+    """How many wordings (base + variants) the prompt of ``kind`` has: its template's, or the
+    generic prompt's for a kind without one (a template built by a function: 1)."""
+    template = template_for(kind, templates_dir)
+    if template is None:
+        return len(GENERIC_VARIANTS)
+    return template.k if isinstance(template, Template) else 1
+
+
+def variant_system(
+    game_prefix: str,
+    variant: int = 0,
+    *,
+    obs: Mapping[str, Any] | None = None,
+    persona: Persona | None = None,
+    templates_dir: str | None = None,
+) -> str:
+    """A game's system text in wording ``variant``: what an instrument (a comprehension
+    question, a persona check) puts first to ask in the framing a player of that variant reads.
+
+    The system text of the game's first registered template (by kind name) that sets one, in
+    that variant, filled from ``obs`` (a game whose system text is built from its observation,
+    such as Port of Mars's ``{obs[common]}``, needs it; a missing field is a ValueError); the
+    generic preamble variant with the persona's sentences for a game whose templates set none
+    (the C/D games).  An index beyond the wordings is a :class:`VariantError`."""
+    kinds = sorted(k for k in _REGISTRY if k.startswith(f"{game_prefix}."))
+    if templates_dir:
+        kinds = sorted(
+            {
+                *kinds,
+                *(k for k in _scenario_templates(templates_dir) if k.startswith(f"{game_prefix}.")),
+            }
+        )
+    for kind in kinds:
+        template = template_for(kind, templates_dir)
+        if isinstance(template, Template) and template.system is not None:
+            chosen = template.variant(variant)
+            fields = {
+                "obs": dict(obs or {}),
+                "persona": persona_text(persona),
+                "p": persona or Persona(),
+                "kind": kind,
+            }
+            return _format(chosen.system or "", fields, chosen, "system")
+    return system_text(persona, None, variant)
 
 
 # -- examples ------------------------------------------------------------------
@@ -258,6 +412,7 @@ def render(
     max_tokens: int | None = None,
     shared_schema: bool = False,
     schema_text: bool = True,
+    variant: int = 0,
 ) -> Prompt:
     """The prompt for one decision in the given answer mode.  A decision whose phase shares one
     spec across seats (``Decision.shown``) is described in the instructions by that spec, the
@@ -268,7 +423,8 @@ def render(
     grammar.  In tags mode without a shared schema the words are all the model has, so they
     describe the seat's own spec.  The answer is validated by the seat's own spec either way.
     ``schema_text``: native instructions repeat the schema as text
-    (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which)."""
+    (:func:`mesa_dilemmas.llm.specs.schema_in_text` says for which).  ``variant``: which
+    wording of the template (0 the base; see the module's docs)."""
     template = template_for(decision.kind, templates_dir)
     shown = decision.shown if shared_schema or mode == "native" else None
     spec = decision.spec if shown is None else shown  # what the instructions describe
@@ -285,6 +441,10 @@ def render(
     )
     if callable(template) and not isinstance(template, Template):
         template = template(decision, fields)
+    if template is not None:
+        template = template.variant(variant)
+    else:
+        _generic(variant)  # fail fast on a variant the generic prompt lacks
     tag = template.tag if template is not None else DEFAULT_TAG
     schema = None
     reasoning = reasoning or mode != "native"  # tags mode always reasons in prose
@@ -308,8 +468,8 @@ def render(
     fields.update(instructions=instructions, tag=tag, example=example)
     if template is None:
         return Prompt(
-            system=system_text(persona, system_extra),
-            user=f"{generic_user(decision, round_)}\n\n{instructions}",
+            system=system_text(persona, system_extra, variant),
+            user=f"{generic_user(decision, round_, variant)}\n\n{instructions}",
             tag=tag,
             schema=schema,
             max_tokens=limit,
@@ -321,7 +481,7 @@ def render(
     if example and "{example}" not in template.user:
         user = f"{user.rstrip()}\n\n{example}"
     system = (
-        system_text(persona, system_extra)
+        system_text(persona, system_extra, variant if variant < len(GENERIC_VARIANTS) else 0)
         if template.system is None
         else _format(template.system, fields, template, "system")
     )
