@@ -144,6 +144,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.out is not None and (problem := out_dir_problem(args.out)):
         raise ConfigError(f"--out {args.out!r}: {problem}")
+    sequential_dir = args.resume and (Path(args.resume) / "sequential.json").is_file()
+    if args.until or sequential_dir:
+        return _run_until(args)
 
     outcome = run_scenario(
         args.scenario,
@@ -164,6 +167,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(table)
     if args.figures:
         return cmd_figures(argparse.Namespace(run_dir=str(outcome.out_dir), format=args.format))
+    return 0
+
+
+def _run_until(args: argparse.Namespace) -> int:
+    """``run --until decided[,...]``: batches of replications until every contrast is decided
+    (:mod:`mesa_dilemmas.scenarios.sequential`); ``--resume DIR`` continues the same design."""
+    from mesa_dilemmas.scenarios.runner import default_out_dir, run_scenario
+    from mesa_dilemmas.scenarios.sequential import run_until
+
+    outcome = run_until(
+        args.scenario,
+        args.until,
+        out_dir=Path(args.out) if args.out else None,
+        resume=Path(args.resume) if args.resume else None,
+        overrides=args.set or [],
+        run=run_scenario,
+        default_out=default_out_dir,
+        processes=args.processes,
+        execution={k: v for k, v in (("backend", args.backend), ("address", args.address)) if v},
+        progress=not args.no_progress,
+        force_processes=args.force_processes,
+        yes=args.yes,
+    )
+    print(outcome.report)
+    print(f"{outcome.runs} runs in {outcome.wall_time:.1f}s -> {outcome.out_dir}")
     return 0
 
 
@@ -287,6 +315,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="override a field: beta=12, replications=10, grid.growth_rate=[0.2,0.6]",
     )
     p.add_argument("--resume", metavar="DIR", help="continue a killed run in DIR")
+    p.add_argument(
+        "--until",
+        metavar="SPEC",
+        help="add replications in batches until every contrast is decided: "
+        "'decided[,max=N,batch=B,alpha=0.05,spending=obf|pocock,metric=NAME]' "
+        "(group-sequential, alpha spending; docs/power.md)",
+    )
     p.add_argument(
         "--backend",
         choices=("local", "ray"),

@@ -257,6 +257,36 @@ def register(subparsers: Any) -> None:
         help="rounds played dry per cell before scaling (default 3)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    g = p.add_argument_group(
+        "power before paying",
+        "replications per cell for each contrast of the scenario, and their price "
+        "(see docs/power.md)",
+    )
+    g.add_argument(
+        "--power", type=float, metavar="P", help="the power wanted for each contrast (e.g. 0.8)"
+    )
+    g.add_argument(
+        "--effect",
+        type=float,
+        metavar="D",
+        help="the standardised effect to detect: Cohen's d (a mean), h (a share: --outcome proportion)",
+    )
+    g.add_argument(
+        "--effect-from",
+        metavar="RUN",
+        help="read each contrast's effect from a pilot run directory, or 'rule' (the scenario "
+        "played by rule players at reduced size: free)",
+    )
+    g.add_argument("--metric", help="the run metric compared (default: the game's first)")
+    g.add_argument(
+        "--outcome",
+        choices=("auto", "mean", "proportion", "survival"),
+        default="auto",
+        help="the outcome's kind (auto: read off the pilot's values; with --effect, a mean)",
+    )
+    g.add_argument(
+        "--alpha", type=float, default=0.05, help="two-sided significance level (default 0.05)"
+    )
     p.set_defaults(func=cmd_estimate)
 
 
@@ -267,6 +297,8 @@ def cmd_estimate(args: Any) -> int:
     from mesa_dilemmas.scenarios.config import load_scenario
 
     scenario, _ = load_scenario(args.scenario, args.set or [])
+    if args.power is not None or args.effect is not None or args.effect_from is not None:
+        return cmd_power(args, scenario)
     try:
         found = llm_estimate(scenario, rounds=args.rounds)
     except LLMConfigError as exc:
@@ -298,3 +330,145 @@ def cmd_estimate(args: Any) -> int:
         return 0
     print(found.table)
     return 0
+
+
+# -- power before paying ---------------------------------------------------------------------
+
+#: the group-sequential designs printed beside the fixed ones (spending, looks)
+SEQUENTIAL_DESIGNS = (("obf", 5), ("pocock", 5))
+
+
+def power_report(scenario: Scenario, args: Any) -> dict[str, Any]:
+    """What ``estimate --power`` prints, as data: the contrasts, the replications each needs,
+    and the designs' sizes and prices."""
+    from mesa_dilemmas.dilemmas import game_model
+    from mesa_dilemmas.scenarios import power as pw
+    from mesa_dilemmas.scenarios.sequential import plan
+
+    target = 0.8 if args.power is None else args.power
+    if not 0 < target < 1:
+        raise ConfigError(f"--power: must be between 0 and 1 (got {target:g})")
+    if not 0 < args.alpha < 0.5:
+        raise ConfigError(f"--alpha: must be in (0, 0.5) (got {args.alpha:g})")
+    if (args.effect is None) == (args.effect_from is None):
+        raise ConfigError("--power: give one of --effect D or --effect-from RUN|rule")
+    if args.effect is not None and not (math.isfinite(args.effect) and args.effect > 0):
+        raise ConfigError(f"--effect: must be a positive standardised effect (got {args.effect:g})")
+    contrasts, source = pw.contrasts_for(scenario)
+    metric = args.metric or next(iter(getattr(game_model(scenario.game), "RUN_METRICS", ())), None)
+    out: dict[str, Any] = {
+        "scenario": scenario.name,
+        "power": target,
+        "alpha": args.alpha,
+        "metric": metric,
+        "contrast_source": source,
+        "claims": pw.declared_claims(scenario.name),
+    }
+    kind = None if args.outcome == "auto" else args.outcome
+    if not contrasts:
+        out["sizes"] = []
+        return out
+    if args.effect is not None:
+        sizes = pw.size_from_effect(contrasts, args.effect, kind or "mean", target, args.alpha)
+        out["effect_source"] = "given"
+    else:
+        if metric is None:
+            raise ConfigError("--metric: the game names no run metric; give --metric NAME")
+        runs, where = pw.pilot_runs(
+            args.effect_from, args.scenario, list(args.set or []), processes=scenario.processes
+        )
+        sizes = pw.size_from_runs(
+            contrasts, runs, metric, scenario.max_steps, target, args.alpha, kind, where=where
+        )
+        out["effect_source"] = where
+    out["sizes"] = sizes
+    n = pw.needed(sizes)
+    rows = [
+        pw.DesignRow(f"fixed as bundled ({scenario.replications} per cell)", scenario.replications)
+    ]
+    if n is not None:
+        rows.append(pw.DesignRow(f"fixed for {target:.0%} power", n))
+        for spending, looks in SEQUENTIAL_DESIGNS:
+            d = plan(n, target, args.alpha, spending, looks)  # type: ignore[arg-type]
+            rows.append(pw.DesignRow(f"sequential {spending}, {looks} looks: at most", d.max))
+            rows.append(
+                pw.DesignRow(
+                    f"sequential {spending}, {looks} looks: expected at the effect",
+                    round(d.expected, 1),
+                )
+            )
+    out["designs"] = rows
+    out["needed"] = n
+    out["cells"] = math.prod(len(v) for v in scenario.grid.values()) if scenario.grid else 1
+    return out
+
+
+def cmd_power(args: Any, scenario: Scenario) -> int:
+    import json
+
+    from mesa_dilemmas.llm import LLMConfigError
+    from mesa_dilemmas.scenarios import power as pw
+
+    report = power_report(scenario, args)
+    found = None
+    if report.get("designs"):
+        try:
+            found = llm_estimate(scenario, rounds=args.rounds)
+        except LLMConfigError as exc:
+            raise ConfigError(str(exc)) from None
+    if args.json:
+        print(json.dumps(_power_json(report, found), indent=2))
+        return 0
+    print(f"{scenario.name}: outcome {report['metric']}; contrasts: {report['contrast_source']}")
+    for claim in report["claims"]:
+        print(f"  claim {claim}")
+    if not report["sizes"]:
+        print("no contrast to size: give the scenario a grid axis with two levels or more")
+        return 0
+    print(pw.format_sizes(report["sizes"], report["power"], report["alpha"]))
+    if report["needed"] is None:
+        print("no contrast could be sized: no effect in the pilot (give --effect D)")
+    print(pw.format_design_table(report["designs"], report["cells"], scenario.replications, found))
+    if found is not None:
+        print(found.table.splitlines()[-1].replace("total about", "fixed design as bundled: about"))
+    elif report.get("designs"):
+        print("(no LLM calls: runs only)")
+    return 0
+
+
+def _power_json(report: dict[str, Any], found: LLMEstimate | None) -> dict[str, Any]:
+    per_rep = None
+    if found is not None:
+        reps = max(1, int(report["designs"][0].replications))
+        per_rep = {
+            "calls": sum(r.tally.calls for r in found.rows) / reps,
+            "tokens_in": sum(r.tally.tokens_in for r in found.rows) / reps,
+            "tokens_out": sum(r.tally.tokens_out for r in found.rows) / reps,
+            "list_usd": sum(r.list_usd or 0.0 for r in found.rows) / reps,
+            "batch_usd": sum(r.batch_usd or 0.0 for r in found.rows) / reps,
+        }
+    return {
+        **{k: v for k, v in report.items() if k not in ("sizes", "designs")},
+        "sizes": [
+            {
+                "contrast": s.contrast.name,
+                "kind": s.kind,
+                "effect": s.effect if math.isfinite(s.effect) else None,
+                "source": s.source,
+                "replications": s.n,
+            }
+            for s in report["sizes"]
+        ],
+        "designs": [
+            {
+                "design": d.label,
+                "replications": d.replications,
+                **(
+                    {k: v * d.replications for k, v in per_rep.items()}
+                    if per_rep is not None
+                    else {}
+                ),
+            }
+            for d in report.get("designs", [])
+        ],
+    }
