@@ -99,11 +99,12 @@ def test_options_name_their_allocation():
 
 
 def test_the_game_hook_gives_the_games_own_words():
-    cases = persona_cases("port_of_mars")
-    assert [c.targets["svo_slider"] for c in cases] == [-30, -15, 0, 15, 30, 60]
-    for c in cases:
-        assert c.prompt == persona_text(svo_persona(c.targets["svo_slider"]))
-        assert c.label == f"svo{c.targets['svo_slider']:g}"
+    cases = [c for c in persona_cases("port_of_mars") if c.label.startswith("svo")]
+    angles = [c.target("svo_slider").value for c in cases]
+    assert angles == [-30, -15, 0, 15, 30, 60]
+    for c, a in zip(cases, angles, strict=True):
+        assert c.prompt == persona_text(svo_persona(a))
+        assert c.label == f"svo{a:g}"
 
 
 # -- a scripted respondent ------------------------------------------------------------------
@@ -229,8 +230,10 @@ def test_invalid_answers_are_asked_again_and_counted_never_filled_in(tmp_path, l
 
 
 def test_the_command_writes_the_table_and_reruns_free(tmp_path, llm_env, capsys):  # noqa: F811
+    svo = ["svo-30", "svo-15", "svo0", "svo15", "svo30", "svo60"]
     with WireServer(responder=svo_responder) as server:
         argv = ["personas", "check", "--llm", f"openai:m@{server.url}/v1", "--game", "port_of_mars"]
+        argv += [x for label in svo for x in ("--persona", label)]
         assert main([*argv, "--out", str(tmp_path / "a")]) == 0
         requests = server.state.requests
         assert requests - 6 * 30 * 6 in (0, 1)  # 1: the server's structured-output probe

@@ -14,7 +14,9 @@ entry point group ``mesa_dilemmas.personas``
     game name -> a module of the game's own package with ``personas()`` (its bundled personas,
     instances of its model's ``PERSONA``), ``persona_prompt(persona)`` (the words the game's
     LLM players are told about that persona) and ``persona_targets(persona)`` (instrument name
-    -> the value the persona should measure).  A game that is not installed with that entry
+    -> its :class:`Target`: a value, with the instrument's tolerance or its own, or a
+    category; a bare number is a value).  A hook may also define ``persona_label(persona)``
+    (default: the persona's ``label()``).  A game that is not installed with that entry
     point may keep the same module as ``persona_check.py`` beside its model module.
 
 This module stays light (no Mesa, no LLM layer): ``mesa-dilemmas --help`` reads it.
@@ -31,6 +33,9 @@ PERSONAS_GROUP = "mesa_dilemmas.personas"
 #: instrument name -> where its :class:`Instrument` lives
 INSTRUMENTS: dict[str, str] = {
     "svo_slider": "mesa_dilemmas.instruments.svo_slider:INSTRUMENT",
+    "culture_individualism": "mesa_dilemmas.instruments.culture:INDIVIDUALISM_AXIS",
+    "culture_hierarchy": "mesa_dilemmas.instruments.culture:HIERARCHY_AXIS",
+    "prosociality": "mesa_dilemmas.instruments.prosociality:INSTRUMENT",
 }
 
 
@@ -65,14 +70,84 @@ class Instrument(Protocol):
 
 
 @dataclass(frozen=True)
+class Target:
+    """What a persona should measure on one instrument: a ``value`` (passing within
+    ``tolerance``, default the instrument's) or a ``category`` (passing when the mean measures
+    in it)."""
+
+    value: float | None = None
+    category: str | None = None
+    tolerance: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.value is None) == (self.category is None):
+            raise ValueError("a target is a value or a category, exactly one")
+
+    def __str__(self) -> str:
+        if self.category is not None:
+            return self.category
+        tol = "" if self.tolerance is None else f" +/- {self.tolerance:g}"
+        return f"{self.value:g}{tol}"
+
+
+def as_target(value: Target | float | str) -> Target:
+    """A hook's target: a :class:`Target`, a number (a value) or a string (a category)."""
+    if isinstance(value, Target):
+        return value
+    if isinstance(value, str):
+        return Target(category=value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"a target is a number, a category or a Target, not {value!r}")
+    return Target(value=float(value))
+
+
+def category_ranges(instrument: Instrument) -> dict[str, tuple[float, float]]:
+    """Each category of an instrument and its range of values (the instrument's
+    ``categories``; the SVO slider's published boundaries)."""
+    ranges = getattr(instrument, "categories", None)
+    if ranges:
+        return dict(ranges)
+    if instrument.name == "svo_slider":
+        from mesa_dilemmas.instruments import svo_slider as svo
+
+        lo, hi = getattr(instrument, "reachable", (-90.0, 90.0))
+        return {
+            "competitive": (lo, svo.COMPETITIVE_AT_OR_BELOW),
+            "individualistic": (svo.COMPETITIVE_AT_OR_BELOW, svo.PROSOCIAL_ABOVE),
+            "prosocial": (svo.PROSOCIAL_ABOVE, svo.ALTRUISTIC_ABOVE),
+            "altruistic": (svo.ALTRUISTIC_ABOVE, hi),
+        }
+    return {}
+
+
+def target_window(instrument: Instrument, target: Target) -> tuple[float, float]:
+    """The values that pass ``target`` on ``instrument``: value +/- tolerance, or the
+    category's range."""
+    if target.category is not None:
+        ranges = category_ranges(instrument)
+        if target.category not in ranges:
+            known = ", ".join(ranges) or "none"
+            raise ValueError(
+                f"{instrument.name}: unknown category {target.category!r}; known: {known}"
+            )
+        return ranges[target.category]
+    tol = instrument.tolerance if target.tolerance is None else target.tolerance
+    assert target.value is not None
+    return target.value - tol, target.value + tol
+
+
+@dataclass(frozen=True)
 class PersonaCase:
     """One persona as an instrument meets it: its label, the system prompt (the game's own
-    persona wording) and its targets (instrument name -> value)."""
+    persona wording) and its targets (instrument name -> :class:`Target`, or a number)."""
 
     game: str
     label: str
     prompt: str
-    targets: dict[str, float] = field(default_factory=dict)
+    targets: dict[str, Any] = field(default_factory=dict)
+
+    def target(self, instrument: str) -> Target:
+        return as_target(self.targets[instrument])
 
 
 def load_instrument(name: str) -> Instrument:
@@ -130,12 +205,16 @@ def persona_cases(game: str) -> list[PersonaCase]:
     for persona in hook.personas():
         if persona_type is not None and not isinstance(persona, persona_type):
             raise TypeError(f"{game}: {persona!r} is not the game's {persona_type.__name__}")
+        label_of = getattr(hook, "persona_label", None)
         out.append(
             PersonaCase(
                 game=game,
-                label=persona.label(),
+                label=label_of(persona) if label_of else persona.label(),
                 prompt=hook.persona_prompt(persona),
-                targets={k: float(v) for k, v in hook.persona_targets(persona).items()},
+                targets={k: as_target(v) for k, v in hook.persona_targets(persona).items()},
             )
         )
+    labels = [c.label for c in out]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"{game}: two bundled personas share a label ({', '.join(labels)})")
     return out

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mesa_dilemmas.instruments import Instrument, Item, PersonaCase
+from mesa_dilemmas.instruments import Instrument, Item, PersonaCase, target_window
 
 if TYPE_CHECKING:
     from mesa_dilemmas.llm.settings import LLMSettings
@@ -34,11 +34,14 @@ HELP = "persona manipulation checks: standard instruments put to a model in each
 
 DESCRIPTION = (
     "Each bundled persona is put through every instrument it has a target for (the SVO slider "
-    "measure for an SVO persona): the game's own persona words are the system prompt, each item "
-    "is one decision, and the instrument is answered --samples times. The table gives the mean "
-    "with a 95% t-interval, the category measured against the target's, and pass or fail (SVO: "
-    "within 15 degrees). Invalid answers are asked again and counted, never filled in. Calls go "
-    "through the response cache: a rerun makes no provider call."
+    "measure, the cultural-orientation axes, the prosociality battery): the game's own persona "
+    "words are the system prompt, each item is one decision, and the instrument is answered "
+    "--samples times. The table gives the mean with a 95% t-interval, the category measured "
+    "against the target's, pass or fail (a value within the tolerance, or the target category), "
+    "and the personas with different targets an instrument does not separate. Invalid answers "
+    "are asked again and counted, never filled in. Calls go through the response cache: a rerun "
+    "makes no provider call. The result is stored per (model, game) for [llm] "
+    "require_persona_check."
 )
 
 #: the columns of the table, in order
@@ -48,6 +51,8 @@ COLUMNS = (
     "instrument",
     "target",
     "target_category",
+    "pass_low",
+    "pass_high",
     "mean",
     "ci_low",
     "ci_high",
@@ -61,6 +66,8 @@ COLUMNS = (
     "paid_calls",
     "cached_calls",
     "first_option_share",
+    "window_overlaps",
+    "ci_overlaps",
     "note",
 )
 
@@ -212,30 +219,40 @@ def summarise(
     values = [s["value"] for s in samples if s["value"] is not None]
     mean = sum(values) / len(values) if values else math.nan
     low, high = t_interval(values)
-    target = case.targets[instrument.name]
-    distance = abs(mean - target) if values else math.nan
+    target = case.target(instrument.name)
+    w_low, w_high = target_window(instrument, target)
     if not values:
+        distance = math.nan
         verdict = "no valid sample"
     else:
-        verdict = "pass" if distance <= instrument.tolerance else "fail"
+        if target.category is not None:
+            inside = instrument.category(mean) == target.category
+            distance = 0.0 if inside else min(abs(mean - w_low), abs(mean - w_high))
+        else:
+            assert target.value is not None
+            distance = abs(mean - target.value)
+            inside = distance <= (w_high - w_low) / 2
+        verdict = "pass" if inside else "fail"
         if len(values) < instrument.min_samples:
             verdict += f" (n<{instrument.min_samples})"
     sources = [src for s in samples for src in s["sources"]]
     positions = [i for s in samples for i in s["positions"] if i is not None]
     low_end, high_end = getattr(instrument, "reachable", (-math.inf, math.inf))
     note = ""
-    if not low_end <= target <= high_end:
-        nearest = min(max(target, low_end), high_end)
+    if target.value is not None and not low_end <= target.value <= high_end:
+        nearest = min(max(target.value, low_end), high_end)
         note = (
             f"target beyond the instrument's range [{low_end:g}, {high_end:g}]: "
-            f"the nearest any answers reach is {nearest:g}, {abs(target - nearest):.1f} away"
+            f"the nearest any answers reach is {nearest:g}, {abs(target.value - nearest):.1f} away"
         )
     return {
         "game": case.game,
         "persona": case.label,
         "instrument": instrument.name,
-        "target": target,
-        "target_category": instrument.category(target),
+        "target": target.value if target.value is not None else target.category,
+        "target_category": target.category or instrument.category(float(target.value)),
+        "pass_low": max(w_low, low_end),
+        "pass_high": min(w_high, high_end),
         "mean": mean,
         "ci_low": low,
         "ci_high": high,
@@ -251,8 +268,53 @@ def summarise(
         "first_option_share": (
             sum(i == 0 for i in positions) / len(positions) if positions else math.nan
         ),
+        "window_overlaps": "",
+        "ci_overlaps": "",
         "note": note,
     }
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float], *, closed: bool = True) -> bool:
+    """Whether two intervals share a point (NaN ends share none); ``closed=False``: more than
+    an end (two categories' ranges meet at their boundary, which belongs to one of them)."""
+    if any(math.isnan(x) for x in (*a, *b)):
+        return False
+    if closed:
+        return a[0] <= b[1] and b[0] <= a[1]
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def flag_overlaps(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, str, str]]:
+    """Mark the personas an instrument is meant to tell apart but does not: for each game and
+    instrument, every pair whose targets differ (another category, or another value) and whose
+    pass windows overlap (``window_overlaps``: a pass for both does not show them apart) or
+    whose measured 95% intervals overlap (``ci_overlaps``: this model did not tell them apart).
+    Returns the flagged pairs as (game, instrument, persona, persona, kinds)."""
+    flagged = []
+    for i, a in enumerate(rows):
+        for b in rows[i + 1 :]:
+            if (a["game"], a["instrument"]) != (b["game"], b["instrument"]):
+                continue
+            if a["target"] == b["target"]:
+                continue  # the same target: nothing to tell apart
+            kinds = []
+            categories = isinstance(a["target"], str) and isinstance(b["target"], str)
+            windows = (a["pass_low"], a["pass_high"]), (b["pass_low"], b["pass_high"])
+            if _overlap(*windows, closed=not categories):
+                kinds.append("targets")
+                for x, y in ((a, b), (b, a)):
+                    x["window_overlaps"] = ";".join(
+                        filter(None, [x["window_overlaps"], y["persona"]])
+                    )
+            if _overlap((a["ci_low"], a["ci_high"]), (b["ci_low"], b["ci_high"])):
+                kinds.append("measured")
+                for x, y in ((a, b), (b, a)):
+                    x["ci_overlaps"] = ";".join(filter(None, [x["ci_overlaps"], y["persona"]]))
+            if kinds:
+                flagged.append(
+                    (a["game"], a["instrument"], a["persona"], b["persona"], "+".join(kinds))
+                )
+    return flagged
 
 
 def check(
@@ -320,6 +382,7 @@ def check(
             rows.append(summarise(tool, case, list(per_sample)))
             if details is not None:
                 details.extend(per_sample)
+        flag_overlaps(rows)
         return rows
 
     return asyncio.run(run_all())
@@ -342,10 +405,10 @@ def markdown(rows: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
     """The table as Markdown: persona, target, mean [95% CI], categories, verdict, counts."""
     lines = [*header, ""] if header else []
     lines += [
-        "| persona | instrument | target | measured mean | 95% CI | category (target / measured) "
-        "| verdict | samples (valid / asked) | invalid items | re-asks | calls (paid / cached) "
-        "| first option chosen |",
-        "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|",
+        "| persona | instrument | target | passes in | measured mean | 95% CI "
+        "| category (target / measured) | verdict | samples (valid / asked) | invalid items "
+        "| re-asks | calls (paid / cached) | first option chosen | overlaps (targets / measured) |",
+        "|---|---|---:|---|---:|---|---|---|---:|---:|---:|---:|---:|---|",
     ]
     notes = []
     for r in rows:
@@ -356,16 +419,43 @@ def markdown(rows: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
         ci = (
             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]" if not math.isnan(r["ci_low"]) else "n/a"
         )
+        digits = 1 if r["instrument"] == "svo_slider" else 2
+        window = f"[{_fmt(r['pass_low'], digits)}, {_fmt(r['pass_high'], digits)}]"
+        overlaps = f"{r.get('window_overlaps') or '-'} / {r.get('ci_overlaps') or '-'}"
         lines.append(
             f"| {r['game']}/{r['persona']} | {r['instrument']} | {_fmt(r['target'])}{mark} "
-            f"| {_fmt(r['mean'])} | {ci} | {r['target_category']} / "
-            f"{r['measured_category'] or '-'} | {r['verdict']} "
+            f"| {window} | {_fmt(r['mean'], digits)} | {ci if digits == 1 else _ci(r)} "
+            f"| {r['target_category']} / {r['measured_category'] or '-'} | {r['verdict']} "
             f"| {r['valid_samples']} / {r['samples']} | {r['invalid_items']} | {r['reasks']} "
-            f"| {r['paid_calls']} / {r['cached_calls']} | {_pct(r['first_option_share'])} |"
+            f"| {r['paid_calls']} / {r['cached_calls']} | {_pct(r['first_option_share'])} "
+            f"| {overlaps} |"
         )
     if notes:
         lines += ["", *(f"{'*' * (i + 1)} {n}" for i, n in enumerate(notes))]
+    flags = [
+        f"- {r['game']} {r['instrument']}: {r['persona']} and {other} ({kind})"
+        for r in rows
+        for kind, key in (
+            ("pass windows overlap", "window_overlaps"),
+            ("95% CIs overlap", "ci_overlaps"),
+        )
+        for other in (r.get(key) or "").split(";")
+        if other and r["persona"] < other
+    ]
+    if flags:
+        lines += [
+            "",
+            "Overlap flags (personas with different targets that an instrument does not separate):",
+            "",
+            *flags,
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _ci(r: dict[str, Any]) -> str:
+    if math.isnan(r["ci_low"]):
+        return "n/a"
+    return f"[{_fmt(r['ci_low'], 2)}, {_fmt(r['ci_high'], 2)}]"
 
 
 def write_tables(
@@ -406,6 +496,63 @@ def write_tables(
     md = out / "persona_check.md"
     md.write_text(markdown(rows, header))
     return [table, md, per_sample]
+
+
+# -- the stored result, per (model, game) --------------------------------------------------------
+
+
+def store_results(
+    label: str,
+    rows: Sequence[dict[str, Any]],
+    settings: LLMSettings,
+    meta: dict[str, Any] | None = None,
+) -> list[Path]:
+    """Store each game's rows as the check's result for (``label``, game), where the run guard
+    finds it (``[llm] require_persona_check``; :func:`mesa_dilemmas.llm.guard.persona_check_path`).
+
+    A check of some personas only updates their rows in the stored result (the newest row per
+    persona and instrument wins); the result is ``passed`` when every bundled persona of the
+    game has a row for every instrument it has a target for, and every such row passes (at least
+    the instrument's ``min_samples`` valid samples, mean within its target)."""
+    import time
+
+    from mesa_dilemmas.instruments import persona_cases
+    from mesa_dilemmas.llm.guard import store_persona_check, stored_persona_check
+
+    paths = []
+    for game in sorted({r["game"] for r in rows}):
+        old = stored_persona_check(settings, label, game) or {}
+        merged = {(r["persona"], r["instrument"]): r for r in old.get("rows", [])}
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for r in rows:
+            if r["game"] == game:
+                row = {
+                    k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()
+                }
+                merged[(r["persona"], r["instrument"])] = {**row, **(meta or {}), "checked": stamp}
+        expected = [(c.label, name) for c in persona_cases(game) for name in c.targets]
+        missing = [f"{p}/{i}" for p, i in expected if (p, i) not in merged]
+        failed = [
+            f"{p}/{i}"
+            for p, i in expected
+            if (p, i) in merged and merged[(p, i)]["verdict"] != "pass"
+        ]
+        why = ""
+        if missing:
+            why = f"not checked: {', '.join(missing)}"
+        elif failed:
+            why = f"{len(expected) - len(failed)} of {len(expected)} rows passed; failed: {', '.join(failed)}"
+        record = {
+            "model": label,
+            "game": game,
+            "passed": not missing and not failed,
+            "why": why,
+            "expected": [f"{p}/{i}" for p, i in expected],
+            "rows": list(merged.values()),
+            "updated": stamp,
+        }
+        paths.append(store_persona_check(settings, label, game, record))
+    return paths
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -451,6 +598,19 @@ def register(subparsers: Any) -> None:
     ls.set_defaults(func=cmd_list)
 
 
+#: each instrument's one-line description in the table's header
+_RULES = {
+    "svo_slider": "SVO slider: the six primary items of Murphy, Ackermann & Handgraaf (2011); a "
+    "value target passes within 15 degrees",
+    "culture_individualism": "Cultural orientation, individualism axis: six statements (our "
+    "wording), -2..2, above 0 individualist",
+    "culture_hierarchy": "Cultural orientation, hierarchy axis: six statements (our wording), "
+    "-2..2, above 0 hierarchical",
+    "prosociality": "Prosociality: share of prosocial choices in eight forced-choice allocation "
+    "and donation dilemmas (our wording); proself below 0.35, prosocial above 0.65",
+}
+
+
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
@@ -475,12 +635,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     except LookupError as exc:
         return _fail(str(exc))
     for c in cases:
-        targets = ", ".join(f"{k} = {v:g}" for k, v in c.targets.items()) or "no target"
+        targets = ", ".join(f"{k} = {c.target(k)}" for k in c.targets) or "no target"
         print(f"{c.game}/{c.label}: {targets}\n    {c.prompt}")
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    import json
     import time
     import tomllib
 
@@ -548,19 +709,36 @@ def cmd_check(args: argparse.Namespace) -> int:
         session.finish_run()
         return _fail(str(exc))
     accounting = session.finish_run()
-    label = llm.parse_spec(args.llm).label
+    from mesa_dilemmas.instruments import load_instrument
+    from mesa_dilemmas.llm.checks import resolve
+
+    label = resolve(args.llm, settings).label
+    used = sorted({r["instrument"] for r in rows})
+    rules = " ".join(f"{_RULES.get(name, load_instrument(name).title)}." for name in used)
     header = [
         f"# Persona manipulation check: {label}",
         "",
         f"Model `{label}`, {args.samples} samples per persona, seed {args.seed}, answer mode "
-        f"{settings.answer_mode}, temperature {settings.temperature:g}, {time.strftime('%Y-%m-%d', time.gmtime())}. "
-        "SVO slider: the six primary items of Murphy, Ackermann & Handgraaf (2011); pass when the "
-        "mean angle is within 15 degrees of the target; 95% CI: t-interval over samples. "
+        f"{settings.answer_mode}, temperature {settings.temperature:g}, "
+        f"{time.strftime('%Y-%m-%d', time.gmtime())}. {rules} A category target passes when the "
+        "mean measures in that category. 95% CI: t-interval over samples. "
         f"LLM calls: {accounting.get('provider_calls', 0)} to the provider, "
         f"{accounting.get('cache_hits', 0)} from the cache.",
     ]
     write_tables(rows, details, out, header)
+    meta = {
+        "samples_asked": args.samples,
+        "seed": args.seed,
+        "answer_mode": settings.answer_mode,
+        "temperature": settings.temperature,
+        "tables": str(out),
+    }
+    stored = store_results(label, rows, settings, meta)
     print(markdown(rows), end="")
+    for path in stored:
+        record = json.loads(path.read_text())
+        verdict = "passed" if record["passed"] else f"not passed ({record['why']})"
+        print(f"stored: {label} / {record['game']}: {verdict} -> {path}")
     print(
         f"llm: {accounting.get('provider_calls', 0)} provider calls, "
         f"{accounting.get('cache_hits', 0)} from the cache -> {out}"

@@ -7,10 +7,17 @@ from the others, with what to say about each, and at the end each model's fallba
 and compared with the limit.  The scenario runner calls this guard for all of it instead of
 reaching into the layer's parts one by one (the price of a run is the scenario layer's own
 business: ``scenarios.size.confirm_llm_cost``).
+
+With ``[llm] require_persona_check = true`` the preflight also stops a run whose models have no
+passed persona manipulation check for the run's game (:attr:`RunGuard.game`): the check
+(``mesa-dilemmas personas check``) stores its result per (model, game) beside the response cache
+(:func:`persona_check_path`), and the guard reads it here.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -31,14 +38,22 @@ class RunGuard:
 
     specs: frozenset[str]
     settings: LLMSettings
+    #: the run's game (or games): with ``require_persona_check`` each model needs a passed
+    #: persona check for it; the scenario runner sets it
+    game: str | Iterable[str] | None = None
     #: the run's accounting once its session has finished (``session``)
     summary: dict[str, Any] | None = field(default=None, init=False)
 
     @classmethod
-    def configure(cls, specs: Iterable[str], table: dict[str, Any] | None) -> RunGuard:
+    def configure(
+        cls,
+        specs: Iterable[str],
+        table: dict[str, Any] | None,
+        game: str | Iterable[str] | None = None,
+    ) -> RunGuard:
         """The guard of a run with these models and ``[llm]`` table (validated; a problem is an
-        :class:`LLMConfigError` of one line naming the key)."""
-        return cls(frozenset(specs), LLMSettings.from_table(table))
+        :class:`LLMConfigError` of one line naming the key), playing ``game``."""
+        return cls(frozenset(specs), LLMSettings.from_table(table), game=game)
 
     def preflight(self) -> None:
         """Check every model before anything runs: keys, SDKs, model files, prices a budget
@@ -46,6 +61,36 @@ class RunGuard:
         from mesa_dilemmas.llm.checks import preflight
 
         preflight(self.specs, self.settings)
+        if self.settings.require_persona_check:
+            self.require_persona_checks()
+
+    def games(self) -> list[str]:
+        if self.game is None:
+            return []
+        return [self.game] if isinstance(self.game, str) else sorted(set(self.game))
+
+    def require_persona_checks(self) -> None:
+        """Every model of the run has a passed persona check for every game of the run, else
+        :class:`LLMConfigError` naming the model, the game and the command that checks it."""
+        from mesa_dilemmas.llm.checks import resolve
+
+        for game in self.games():
+            for text in sorted(self.specs):
+                spec = resolve(text, self.settings)
+                label = spec.label
+                record = stored_persona_check(self.settings, label, game)
+                command = f"mesa-dilemmas personas check --llm {text} --game {game}"
+                if record is None:
+                    raise LLMConfigError(
+                        f"llm.require_persona_check: {label} has no persona check for {game}; "
+                        f"run: {command}"
+                    )
+                if not record.get("passed"):
+                    raise LLMConfigError(
+                        f"llm.require_persona_check: {label} did not pass its persona check for "
+                        f"{game} ({record.get('why', 'failed')}); see "
+                        f"{persona_check_path(self.settings, label, game)} or rerun: {command}"
+                    )
 
     @contextmanager
     def session(self, out: Path, *, resume: bool) -> Iterator[None]:
@@ -84,6 +129,45 @@ class RunGuard:
         return report_fallbacks(self.summary, fallback_limits(self.specs, self.settings))
 
 
+# -- the stored result of a persona check, per (model, game) -----------------------------------
+
+#: the folder of stored persona-check results, inside the response cache directory
+PERSONA_CHECKS_DIR = "persona_checks"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
+
+
+def persona_check_path(settings: LLMSettings, label: str, game: str) -> Path:
+    """Where the persona check of model ``label`` (``provider:model``) for ``game`` is stored:
+    ``<cache dir>/persona_checks/<model>/<game>.json``."""
+    return settings.resolved_cache_dir() / PERSONA_CHECKS_DIR / _slug(label) / f"{_slug(game)}.json"
+
+
+def stored_persona_check(settings: LLMSettings, label: str, game: str) -> dict[str, Any] | None:
+    """The stored persona-check result of ``label`` for ``game`` (None: never checked; an
+    unreadable file counts as never checked)."""
+    path = persona_check_path(settings, label, game)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def store_persona_check(
+    settings: LLMSettings, label: str, game: str, record: dict[str, Any]
+) -> Path:
+    """Write a persona-check result (atomically) where :func:`stored_persona_check` finds it."""
+    from mesa_dilemmas.files import write_text_atomic
+
+    path = persona_check_path(settings, label, game)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
+    return path
+
+
 def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, float]) -> list[str]:
     """Print each model's fallback rate and kinds (stderr); return the models above their
     ``max_rate`` (one for all, or per ``provider:model``)."""
@@ -112,4 +196,13 @@ def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, fl
     return over
 
 
-__all__ = ["WARN_FALLBACK_RATE", "LLMConfigError", "RunGuard", "report_fallbacks"]
+__all__ = [
+    "PERSONA_CHECKS_DIR",
+    "WARN_FALLBACK_RATE",
+    "LLMConfigError",
+    "RunGuard",
+    "persona_check_path",
+    "report_fallbacks",
+    "store_persona_check",
+    "stored_persona_check",
+]
