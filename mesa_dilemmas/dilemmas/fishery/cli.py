@@ -1,6 +1,8 @@
 """``mesa-dilemmas analyse norms RUN_DIR``: the statistics of an LLM-societies or ablation run
 (over every run, and, when any decision fell back, again over the runs without fallbacks in
-``analysis/without_fallbacks``)."""
+``analysis/without_fallbacks``).  ``mesa-dilemmas analyse stated RUN_DIR``: say vs do, each
+villager's proposed cap against its own effort in the next round
+(:mod:`mesa_dilemmas.dilemmas.fishery.stated`)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,21 @@ def register(subparsers: Any) -> None:
         "--every", type=int, default=10, help="steps between rows of the group-norm table"
     )
     p.set_defaults(func=run)
+    s = subparsers.add_parser(
+        "stated",
+        help="say vs do in a fishery run: proposed harvest caps against the proposer's own "
+        "effort next round (kept / broken / unparsed, keep rate with Wilson CI by seat kind)",
+    )
+    s.add_argument("run_dir", help="a finished run directory of a fishery scenario")
+    s.add_argument("--out", help="where to write the tables (default RUN_DIR/analysis)")
+    s.set_defaults(func=run_stated)
+
+
+def run_stated(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.dilemmas import say_do
+    from mesa_dilemmas.dilemmas.fishery import stated
+
+    return say_do.command(args, stated)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,6 +19,9 @@ Writes to ``RUN_DIR/analysis`` (or ``--out``) the tables of
 ``leadership.csv``, ``fig4_survival_by_leader``, ``fig5_winners_by_leader`` (a grid over ``leadership``)
     Figs. 4-5: per variant and leader label, survival and the share of runs each label won.
 
+``mesa-dilemmas analyse pledges RUN_DIR``: say vs do, each meeting pledge of coins to port
+health against what the player then put in (:mod:`mesa_dilemmas.dilemmas.port_of_mars.pledges`).
+
 Only the figures the run's grid supports are drawn; one line says which were skipped and why.
 When any decision of the run fell back (a language model's answer still unusable after its
 re-asks), every table is written again over the runs without fallbacks
@@ -69,6 +72,22 @@ def register(subparsers: Any) -> None:
         "(e.g. the -30..60 SVO set); repeatable",
     )
     p.set_defaults(func=run)
+    s = subparsers.add_parser(
+        "pledges",
+        help="say vs do in a Port of Mars run: meeting pledges of coins to port health against "
+        "what the player then put in (kept / broken / unparsed, keep rate with Wilson CI by "
+        "seat kind)",
+    )
+    s.add_argument("run_dir", help="a finished run directory of a Port of Mars scenario")
+    s.add_argument("--out", help="where to write the tables (default RUN_DIR/analysis)")
+    s.set_defaults(func=run_pledges)
+
+
+def run_pledges(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.dilemmas import say_do
+    from mesa_dilemmas.dilemmas.port_of_mars import pledges
+
+    return say_do.command(args, pledges)
 
 
 def run(args: argparse.Namespace) -> int:
