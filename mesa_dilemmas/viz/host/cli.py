@@ -1,0 +1,175 @@
+"""``mesa-dilemmas host SCENARIO``: serve a session with people beside rule and LLM seats.
+
+One Solara server (``solara run mesa_dilemmas.viz.host.app`` in a child process, on 127.0.0.1
+unless ``--host`` says otherwise) serves the experimenter's console
+(``/console?key=...``, the key printed here) and one page per person (``/play?code=...``).
+The scenario is checked completely before the server starts (its ``[host]`` table, its
+population, one model built per group); the records go to ``--out`` (default
+``runs/<name>-host-<time>/``), where ``seats.json`` lists every join link once the server has
+started.  Light at import: nothing of the game, Mesa or Solara is imported until it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+APP_MODULE = "mesa_dilemmas.viz.host.app"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from mesa_dilemmas.viz.dashboard_cli import port_number
+
+    parser.add_argument(
+        "scenario", help="a hosted scenario: a bundled name (<game>/<name>) or a TOML file"
+    )
+    parser.add_argument(
+        "--port", type=port_number, default=8766, help="port (default 8766; 0: any free port)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; people on other machines need "
+        "an address they can reach)",
+    )
+    parser.add_argument("--groups", type=int, help="groups played side by side (default: [host])")
+    parser.add_argument("--out", metavar="DIR", help="the run directory for the records")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario field (params.rounds=5, host.time_limit_s=30)",
+    )
+    parser.add_argument(
+        "--no-assets",
+        action="store_true",
+        help="do not fetch Solara's front-end files from the npm registry when missing",
+    )
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``host`` to the ``mesa-dilemmas`` command line."""
+    p = subparsers.add_parser(
+        "host",
+        help="host a session with human participants beside LLM and rule seats (browser)",
+        description=__doc__.splitlines()[0],
+    )
+    add_arguments(p)
+    p.set_defaults(func=cmd_host)
+
+
+def check(args: argparse.Namespace) -> tuple[object, Path]:
+    """The scenario, checked by building every group's model once (nothing is served yet)."""
+    from mesa_dilemmas.scenarios.config import ConfigError
+    from mesa_dilemmas.viz.host.config import load_hosted
+    from mesa_dilemmas.viz.host.session import default_out_dir
+
+    hosted = load_hosted(args.scenario, args.overrides)
+    if args.groups is not None and not 1 <= args.groups <= 50:
+        raise ConfigError(f"--groups {args.groups}: give 1 to 50")
+    from mesa_dilemmas.agents.human import Hub, use_hub
+    from mesa_dilemmas.dilemmas import game_model
+    from mesa_dilemmas.dilemmas.base import build_model
+
+    try:
+        with use_hub(Hub(time_limit_s=hosted.host.time_limit_s, on_timeout=hosted.host.on_timeout)):
+            build_model(game_model(hosted.scenario.game), hosted.params, rng=0)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"params: {exc}") from None
+    if hosted.population.get("roles") or any("llm" in g for g in hosted.population["groups"]):
+        raise ConfigError(
+            "population: LLM seats in a hosted session are not supported yet; "
+            "seat people with rule or strategy players"
+        )
+    out = Path(args.out) if args.out else default_out_dir(hosted.scenario.name)
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"--out {out}: directory exists and is not empty")
+    return hosted, out
+
+
+def cmd_host(args: argparse.Namespace) -> int:
+    from mesa_dilemmas.viz.dashboard_cli import (
+        ensure_assets,
+        free_port,
+        port_free,
+        server_env,
+    )
+
+    hosted, out = check(args)
+    key = secrets.token_urlsafe(12)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "scenario": args.scenario
+        if not Path(args.scenario).is_file()
+        else str(Path(args.scenario).resolve()),
+        "overrides": args.overrides,
+        "out_dir": str(out.resolve()),
+        "key": key,
+        "groups": args.groups,
+    }
+    handle, config_path = tempfile.mkstemp(prefix="mesa-dilemmas-host-", suffix=".json")
+    with os.fdopen(handle, "w") as f:
+        json.dump(settings, f)
+    env_args = argparse.Namespace(host=args.host, llm_config=None, record_dir=None)
+    env = server_env(env_args)
+    env["MESA_DILEMMAS_HOST_CONFIG"] = config_path
+    if not args.no_assets:
+        ensure_assets()
+    port = args.port or free_port(args.host)
+    if args.port and not port_free(args.host, port):
+        from mesa_dilemmas.scenarios.config import ConfigError
+
+        raise ConfigError(f"port {port} on {args.host} is in use: pick another with --port")
+    cmd = [
+        sys.executable, "-m", "solara", "run", APP_MODULE, "--host", args.host,
+        "--port", str(port), "--production", "--no-open", "--no-check-version",
+    ]  # fmt: skip
+    base = f"http://{args.host}:{port}"
+    print(f"mesa-dilemmas host: console {base}/console?key={key}  (Ctrl-C stops it)", flush=True)
+    print(f"people join at {base}/ with their code; links in {out / 'seats.json'}", flush=True)
+    print(f"records: {out}", flush=True)
+    proc = subprocess.Popen(cmd, env=env)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        Path(config_path).unlink(missing_ok=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mesa_dilemmas.viz.host.cli SCENARIO`` (the same as the subcommand)."""
+    from mesa_dilemmas.scenarios.config import ConfigError
+
+    parser = argparse.ArgumentParser(prog="mesa-dilemmas host", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    try:
+        return cmd_host(parser.parse_args(argv))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
