@@ -10,6 +10,7 @@ import importlib.util
 import os
 
 import pytest
+from dashboard_fixtures import dashboard_url_fixture  # noqa: F401 - one dashboard per session
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

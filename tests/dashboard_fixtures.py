@@ -72,9 +72,12 @@ def require_assets() -> None:
 from llm_fixtures import free_port  # noqa: E402, F401 - one port picker for every test server
 
 
-@pytest.fixture(scope="module", name="dashboard_url")
+@pytest.fixture(scope="session", name="dashboard_url")
 def dashboard_url_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``mesa-dilemmas dashboard --port P`` on 127.0.0.1: reads the address it prints."""
+    """``mesa-dilemmas dashboard --port P`` on 127.0.0.1: reads the address it prints.  One server
+    for the whole browser pass (tests/conftest.py provides it): each tab is a new Solara session,
+    and the tests that call a language model use their own loopback server (its port is in the
+    spec, so no two share a cached answer) or, the local model, only one module."""
     require_browser()
     require_assets()
     for old in ARTIFACTS.glob("FAILED-*.png"):  # failure screenshots of an earlier session

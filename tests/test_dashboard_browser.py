@@ -20,7 +20,6 @@ from dashboard_fixtures import (  # noqa: F401
     chart,
     choose,
     control,
-    dashboard_url_fixture,
     free_port,
     metric,
     metric_text,

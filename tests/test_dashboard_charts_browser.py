@@ -14,7 +14,6 @@ from pathlib import Path
 from dashboard_fixtures import (  # noqa: F401
     browser_fixture,
     choose,
-    dashboard_url_fixture,
     open_game,
     reset,
     step,

@@ -15,7 +15,6 @@ import re
 import pytest
 from dashboard_fixtures import (  # noqa: F401
     browser_fixture,
-    dashboard_url_fixture,
     open_game,
     screenshot,
     step,

@@ -17,7 +17,6 @@ import pytest
 from dashboard_fixtures import (  # noqa: F401
     browser_fixture,
     control,
-    dashboard_url_fixture,
     metric,
     move_slider,
     open_game,

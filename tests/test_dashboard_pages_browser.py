@@ -19,7 +19,6 @@ from dashboard_fixtures import (  # noqa: F401
     browser_fixture,
     chart,
     control,
-    dashboard_url_fixture,
     free_port,
     metric,
     metric_text,

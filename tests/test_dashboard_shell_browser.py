@@ -18,7 +18,6 @@ from dashboard_fixtures import (  # noqa: F401
     browser_fixture,
     choose,
     control,
-    dashboard_url_fixture,
     metric,
     move_slider,
     open_game,
