@@ -1,0 +1,619 @@
+"""``mesa-dilemmas comprehension``: does a model understand a game before it plays one?
+
+Each game with a comprehension battery (entry point group ``mesa_dilemmas.comprehension``,
+game name -> module; :mod:`mesa_dilemmas.dilemmas.comprehension` says what the module holds)
+generates its items at random states drawn from the seed: a question in our own words, an
+answer spec (a number with a tolerance, or one of a few options) and the answer the game's own
+code computed at that state.  Each item is one :class:`~mesa_dilemmas.agents.decisions.Decision`
+answered by an LLM policy (the population's ``llm`` kind, built by the LLM layer's
+``make_policy``): the game's own system text in the run's prompt variant (``--variant``, the
+policy's ``prompt_variant``) first, then what the question needs and the question.  The policy
+renders, calls, parses, re-asks an invalid answer through the layer's shared path
+(``failure_kind``, ``reask_messages``) and counts it; an item still without a valid answer is
+*malformed*: counted, and scored wrong, never filled in.  Every call goes through the response
+cache (its sample id is the seed and the item's place in its battery), so a rerun is free.
+
+The table gives the accuracy per skill with a 95% Wilson interval (statsmodels), the chance
+rate (what an answerer drawing uniformly among the legal answers scores, from the specs), and
+the malformed count; ``--out`` receives it as CSV, Markdown and JSON with every item's answer.
+The latest result of each model, game and prompt variant is also kept beside the response cache
+(``<cache>/comprehension/``): :func:`comprehension_gate` reads it when a run's ``[llm]
+min_comprehension`` is set, and stops the run or warns (``on_low_comprehension``).
+
+This module stays light at import (``mesa-dilemmas --help`` reads it): numpy, the games and the
+LLM layer are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from mesa_dilemmas.dilemmas.comprehension import Item
+    from mesa_dilemmas.llm.settings import LLMSettings
+
+HELP = "does a model understand a game: questions with answers computed from its rules"
+
+DESCRIPTION = (
+    "Each game's comprehension battery is generated at random states from --seed: questions "
+    "about its rules (payoffs, thresholds, costs, what a fine or an event does) whose answers "
+    "the game's own code computes. Each item is asked once, in the game's own framing and the "
+    "prompt variant --variant, through the LLM layer (re-asks and the response cache included: "
+    "a rerun makes no provider call). The table gives the accuracy per skill with a 95% Wilson "
+    "interval, the chance rate of a uniform guesser and the malformed answers (still invalid "
+    "after the re-asks: counted, scored wrong)."
+)
+
+#: the columns of the per-skill table, in order
+COLUMNS = (
+    "model",
+    "game",
+    "variant",
+    "skill",
+    "items",
+    "correct",
+    "accuracy",
+    "ci_low",
+    "ci_high",
+    "chance",
+    "malformed",
+    "parse_failures",
+)
+
+#: the columns of the per-item table, in order
+ITEM_COLUMNS = (
+    "game",
+    "number",
+    "key",
+    "skill",
+    "question",
+    "expected",
+    "tolerance",
+    "answer",
+    "correct",
+    "malformed",
+    "parse_failures",
+    "error",
+)
+
+#: the row of a game's whole battery in the per-skill table
+ALL = "all"
+
+
+# -- the batteries -----------------------------------------------------------------------------
+
+
+def battery_games() -> list[str]:
+    """The registered games with a comprehension battery (entry points), in name order."""
+    from mesa_dilemmas.dilemmas.comprehension import COMPREHENSION_GROUP
+    from mesa_dilemmas.dilemmas.registry import extensions, games
+
+    known = set(games())
+    return [name for name in extensions(COMPREHENSION_GROUP) if name in known]
+
+
+def battery_module(game: str) -> ModuleType:
+    """The module of ``game``'s battery (its entry point), or a LookupError naming the games
+    that have one."""
+    from mesa_dilemmas.dilemmas.comprehension import COMPREHENSION_GROUP
+    from mesa_dilemmas.dilemmas.registry import extensions
+
+    entry = extensions(COMPREHENSION_GROUP).get(game)
+    if entry is None:
+        raise LookupError(
+            f"--game: {game!r} has no comprehension battery; games with one: "
+            f"{', '.join(battery_games()) or 'none'}"
+        )
+    return entry.load()
+
+
+def items_for(game: str, *, n: int = 100, seed: int = 0) -> list[Item]:
+    """``n`` items of ``game``'s battery at states drawn from ``seed`` (the same every time)."""
+    import numpy as np
+
+    if n < 1:
+        raise ValueError(f"--items: must be at least 1 (got {n})")
+    items = battery_module(game).battery(game, np.random.default_rng(seed), n)
+    if len(items) != n or any(it.game != game for it in items):
+        raise ValueError(f"{game}: its battery returned {len(items)} items, not {n} of its own")
+    return items
+
+
+def skills_of(game: str) -> list[str]:
+    """The names of ``game``'s skills, in its battery's order."""
+    return [s.name for s in battery_module(game).skills(game)]
+
+
+# -- asking ------------------------------------------------------------------------------------
+
+
+def _framing(game: str, variant: int, item: Item, templates_dir: str | None) -> str:
+    """The game's own system text in ``variant``, filled from the item's framing fields."""
+    from mesa_dilemmas.dilemmas.registry import game_model
+    from mesa_dilemmas.llm.population import register_game_prompts
+    from mesa_dilemmas.llm.prompts import variant_system
+
+    model_cls = game_model(game)
+    register_game_prompts(model_cls)
+    prefix = getattr(model_cls, "GAME", "") or game
+    return variant_system(prefix, variant, obs=item.framing, templates_dir=templates_dir)
+
+
+def _template(decision: Any, fields: dict[str, Any]) -> Any:
+    """An item's prompt: the game's framing (already in the run's variant) as the system text,
+    the question as the user's, the same words in every variant the renderer picks."""
+    from mesa_dilemmas.instruments.persona_check import _escape
+    from mesa_dilemmas.llm.prompts import Template, Variant
+
+    obs = decision.observation
+    user, system = _escape(obs["question"]), _escape(obs["system"])
+    same = tuple(Variant(user, system) for _ in range(int(obs["variant"])))
+    return Template(user=user, system=system, variants=same)
+
+
+def _question(item: Item) -> str:
+    return f"{item.context}\n\n{item.question}" if item.context else item.question
+
+
+def ask(
+    spec: str,
+    items: Sequence[Item],
+    *,
+    settings: LLMSettings,
+    seed: int = 0,
+    variant: int = 0,
+) -> list[dict[str, Any]]:
+    """Ask every item (of one game) once with model ``spec``; one row per item: the answer
+    (None when none was valid after the re-asks), whether it is right, whether it was
+    malformed, how many replies could not be read.  Call inside a run session to record the
+    calls; outside one they still go through the cache and budget."""
+    import asyncio
+
+    from mesa_dilemmas.agents.decisions import Decision
+    from mesa_dilemmas.agents.persona import Persona
+    from mesa_dilemmas.agents.population import Group, Population
+    from mesa_dilemmas.llm.prompts import register_template
+
+    if not items:
+        return []
+    game = items[0].game
+    if any(it.game != game for it in items):
+        raise ValueError("ask: the items of one game at a time")
+    kind = f"comprehension.{game}"
+    register_template(kind, _template)
+    # every [llm] setting of the run, the prompt variant, and no stop for fallbacks: a
+    # malformed answer is this instrument's measurement (counted and scored wrong)
+    options = {
+        **settings.model_dump(exclude_unset=False),
+        "prompt_variant": variant,
+        "max_fallback_rate": 1.0,
+    }
+    policy = Population().build(
+        Group(llm=spec, llm_options=options),
+        model=None,
+        seat=None,
+        persona=Persona(),
+        rules={},
+    )
+    decisions = [
+        Decision(
+            kind=kind,
+            spec=item.spec,
+            observation={
+                "system": _framing(game, variant, item, settings.templates_dir),
+                "question": _question(item),
+                "variant": variant,
+            },
+            step=number,  # the sample id: (seed, the item's place in its battery)
+            fallback=None,
+            meta={"run_seed": seed},
+        )
+        for number, item in enumerate(items)
+    ]
+
+    async def run_all() -> list[Any]:
+        return await asyncio.gather(*(policy.adecide(d) for d in decisions))
+
+    answers = asyncio.run(run_all())
+    rows = []
+    for number, (item, answer) in enumerate(zip(items, answers, strict=True)):
+        malformed = bool(answer.fell_back)
+        value = None if malformed else answer.value
+        rows.append(
+            {
+                "game": game,
+                "number": number,
+                "key": item.key,
+                "skill": item.skill,
+                "question": item.question,
+                "expected": item.answer,
+                "tolerance": item.tolerance,
+                "chance": item.chance(),
+                "answer": value,
+                "correct": (not malformed) and item.correct(value),
+                "malformed": malformed,
+                "parse_failures": int(answer.parse_failures),
+                "error": answer.error or "",
+            }
+        )
+    return rows
+
+
+# -- scoring -----------------------------------------------------------------------------------
+
+
+def wilson(correct: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of ``correct`` out of ``n`` (NaN for n = 0)."""
+    if n == 0:
+        return math.nan, math.nan
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(correct, n, alpha=1 - level, method="wilson")
+    return float(low), float(high)
+
+
+def summarise(
+    rows: Sequence[dict[str, Any]], *, model: str, variant: int, skills: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """One row per (game, skill), in the battery's skill order, then the game's ``all`` row."""
+    out = []
+    games = list(dict.fromkeys(r["game"] for r in rows))
+    for game in games:
+        mine = [r for r in rows if r["game"] == game]
+        order = [s for s in skills if any(r["skill"] == s for r in mine)]
+        order += [s for s in dict.fromkeys(r["skill"] for r in mine) if s not in order]
+        for skill in [*order, ALL]:
+            group = mine if skill == ALL else [r for r in mine if r["skill"] == skill]
+            n = len(group)
+            k = sum(bool(r["correct"]) for r in group)
+            low, high = wilson(k, n)
+            out.append(
+                {
+                    "model": model,
+                    "game": game,
+                    "variant": variant,
+                    "skill": skill,
+                    "items": n,
+                    "correct": k,
+                    "accuracy": k / n if n else math.nan,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "chance": sum(r["chance"] for r in group) / n if n else math.nan,
+                    "malformed": sum(bool(r["malformed"]) for r in group),
+                    "parse_failures": sum(r["parse_failures"] for r in group),
+                }
+            )
+    return out
+
+
+def _pct(x: float) -> str:
+    return "" if isinstance(x, float) and math.isnan(x) else f"{x:.0%}"
+
+
+def markdown(summary: Sequence[dict[str, Any]], header: Sequence[str] = ()) -> str:
+    """The per-skill table as Markdown."""
+    lines = [*header, ""] if header else []
+    lines += [
+        "| game | skill | items | correct | accuracy | 95% CI (Wilson) | chance | malformed "
+        "| unreadable replies |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in summary:
+        bold = "**" if r["skill"] == ALL else ""
+        lines.append(
+            f"| {r['game']} | {bold}{r['skill']}{bold} | {r['items']} | {r['correct']} "
+            f"| {_pct(r['accuracy'])} | [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] "
+            f"| {_pct(r['chance'])} | {r['malformed']} | {r['parse_failures']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.4g}"
+    return "" if value is None else value
+
+
+def write_outputs(
+    summary: Sequence[dict[str, Any]],
+    details: Sequence[dict[str, Any]],
+    out: Path,
+    meta: dict[str, Any],
+    header: Sequence[str] = (),
+) -> list[Path]:
+    """``comprehension.csv`` (per skill), ``comprehension_items.csv`` (per item),
+    ``comprehension.md`` and ``comprehension.json`` (the run's settings and both tables)."""
+    import csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "comprehension.csv"
+    with table.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
+        w.writeheader()
+        for r in summary:
+            w.writerow({k: _cell(r[k]) for k in COLUMNS})
+    per_item = out / "comprehension_items.csv"
+    with per_item.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(ITEM_COLUMNS))
+        w.writeheader()
+        for r in details:
+            w.writerow({k: _cell(r[k]) for k in ITEM_COLUMNS})
+    md = out / "comprehension.md"
+    md.write_text(markdown(summary, header))
+    data = out / "comprehension.json"
+    data.write_text(
+        json.dumps({**meta, "skills": list(summary), "items": list(details)}, indent=1, default=str)
+    )
+    return [table, per_item, md, data]
+
+
+# -- the stored results and the gate -----------------------------------------------------------
+
+
+def results_dir(settings: LLMSettings) -> Path:
+    """Where the latest result of each model, game and variant is kept (beside the cache)."""
+    return settings.resolved_cache_dir() / "comprehension"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+
+
+def model_label(spec: str) -> str:
+    """The label results are kept under: ``provider:model`` (no path, no URL)."""
+    from mesa_dilemmas.llm import parse_spec
+
+    return parse_spec(spec).label
+
+
+def result_path(settings: LLMSettings, label: str, game: str, variant: int) -> Path:
+    return results_dir(settings) / f"{_safe(label)}--{_safe(game)}--v{variant}.json"
+
+
+def store_result(settings: LLMSettings, row: dict[str, Any], meta: dict[str, Any]) -> Path:
+    """Keep a game's ``all`` row as the latest result of its model, game and variant."""
+    path = result_path(settings, row["model"], row["game"], int(row["variant"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**meta, **row}, indent=1, default=str))
+    return path
+
+
+def load_result(settings: LLMSettings, spec: str, game: str, variant: int) -> dict[str, Any] | None:
+    """The latest stored result of model ``spec`` on ``game`` in ``variant`` (None: none)."""
+    path = result_path(settings, model_label(spec), game, variant)
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def check_command(spec: str, game: str, variant: int) -> str:
+    """The command that measures ``spec`` on ``game`` in ``variant``."""
+    tail = f" --variant {variant}" if variant else ""
+    return f"mesa-dilemmas comprehension --llm {spec} --game {game}{tail}"
+
+
+def comprehension_gate(specs: Iterable[str], settings: LLMSettings, game: str) -> None:
+    """Hold a run's models to ``[llm] min_comprehension`` on ``game`` (nothing when unset).
+
+    Reads each model's stored result for the game in the run's ``prompt_variant`` (it never
+    runs the check: a missing result says which command measures it).  A model without a
+    result or below the minimum stops the run (an :class:`LLMConfigError` of one line, every
+    such model named) with ``on_low_comprehension = "stop"``, or is printed as a warning on
+    stderr with ``"warn"``."""
+    from mesa_dilemmas.llm.errors import LLMConfigError
+
+    minimum = settings.min_comprehension
+    if minimum is None:
+        return
+    variant = settings.prompt_variant
+    problems = []
+    for spec in sorted(set(specs)):
+        label = model_label(spec)
+        result = load_result(settings, spec, game, variant)
+        if result is None:
+            problems.append(
+                f"{label} has no comprehension result on {game} (prompt variant {variant}): "
+                f"run `{check_command(spec, game, variant)}`"
+            )
+        elif not float(result["accuracy"]) >= minimum:
+            problems.append(
+                f"{label} answered {int(result['correct'])} of {int(result['items'])} "
+                f"comprehension items on {game} correctly ({float(result['accuracy']):.0%}, "
+                f"95% CI [{float(result['ci_low']):.0%}, {float(result['ci_high']):.0%}]), "
+                f"below min_comprehension = {minimum:g}"
+            )
+    if not problems:
+        return
+    if settings.on_low_comprehension == "stop":
+        raise LLMConfigError(
+            "llm.min_comprehension: " + "; ".join(problems) + " (on_low_comprehension = 'stop')"
+        )
+    for problem in problems:
+        print(f"warning: llm.min_comprehension: {problem}", file=sys.stderr)
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """``mesa-dilemmas comprehension --llm SPEC [--game G] [--items N] [--seed S] [--variant K]
+    [--out DIR]``."""
+    p = subparsers.add_parser("comprehension", help=HELP, description=DESCRIPTION)
+    p.add_argument(
+        "--llm", required=True, metavar="SPEC", help="the model: local, openai:MODEL, ..."
+    )
+    p.add_argument(
+        "--game",
+        action="append",
+        metavar="G",
+        help="a game (repeatable; default: every game with a comprehension battery)",
+    )
+    p.add_argument("--items", type=int, default=100, help="items per game (default 100)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="draws the items' states; the sample ids (default 0)"
+    )
+    p.add_argument(
+        "--variant",
+        type=int,
+        metavar="K",
+        help="the prompt variant the questions are asked in (overrides [llm] prompt_variant; "
+        "default 0)",
+    )
+    p.add_argument(
+        "--out", metavar="DIR", help="where the tables go (default runs/comprehension-<time>)"
+    )
+    p.add_argument("--settings", metavar="TOML", help="a file whose [llm] table sets the LLM layer")
+    p.add_argument("--answer-mode", choices=("native", "tags"), help="override [llm] answer_mode")
+    p.add_argument("--temperature", type=float, help="override [llm] temperature")
+    p.add_argument("--max-calls", type=int, help="budget: most provider calls")
+    p.add_argument("--max-cost", type=float, help="budget: most dollars")
+    p.set_defaults(func=cmd_comprehension)
+
+
+def _settings_table(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``[llm]`` table of ``--settings`` with the command's overrides (OSError and
+    TOMLDecodeError propagate)."""
+    import tomllib
+
+    table: dict[str, Any] = {}
+    if args.settings:
+        table = tomllib.loads(Path(args.settings).read_text()).get("llm", {})
+    for key, value in (
+        ("answer_mode", args.answer_mode),
+        ("temperature", args.temperature),
+        ("prompt_variant", args.variant),
+    ):
+        if value is not None:
+            table[key] = value
+    budget = dict(table.get("budget", {}))
+    if args.max_calls is not None:
+        budget["max_calls"] = args.max_calls
+    if args.max_cost is not None:
+        budget["max_cost_usd"] = args.max_cost
+    if budget:
+        table["budget"] = budget
+    return table
+
+
+def cmd_comprehension(args: argparse.Namespace) -> int:
+    import time
+    import tomllib
+
+    from mesa_dilemmas import llm
+    from mesa_dilemmas.files import out_dir_unusable
+    from mesa_dilemmas.instruments.persona_check import _fail
+    from mesa_dilemmas.llm import session
+
+    if args.items < 1:
+        return _fail(f"--items: must be at least 1 (got {args.items})")
+    if args.variant is not None and args.variant < 0:
+        return _fail(f"--variant: must be 0 or more (got {args.variant})")
+    try:
+        table = _settings_table(args)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return _fail(f"--settings {args.settings}: {exc}")
+    try:
+        settings = llm.LLMSettings.from_table(table)
+    except llm.LLMConfigError as exc:  # one line naming the key
+        return _fail(str(exc))
+    try:
+        llm.preflight([args.llm], settings)
+    except (llm.LLMConfigError, ValueError) as exc:
+        return _fail(f"--llm: {str(exc).splitlines()[0]}")
+    variant = settings.prompt_variant
+    if settings.dry_run:
+        return _fail("--settings: dry_run answers at random; a comprehension check asks a model")
+    games = args.game or battery_games()
+    try:
+        batteries = {g: items_for(g, n=args.items, seed=args.seed) for g in games}
+    except (LookupError, ValueError) as exc:
+        return _fail(str(exc))
+    if not batteries:
+        return _fail("--game: no game has a comprehension battery")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = Path(args.out or f"runs/comprehension-{stamp}")
+    if problem := out_dir_unusable(out):
+        return _fail(f"--out {str(out)!r}: {problem}")
+    label = model_label(args.llm)
+    details: list[dict[str, Any]] = []
+    session.start_run(settings, out)
+    try:
+        for items in batteries.values():
+            details += ask(args.llm, items, settings=settings, seed=args.seed, variant=variant)
+    except llm.BudgetExceeded as exc:
+        session.finish_run()
+        print(
+            f"stopped: {exc}; rerun with a larger budget: answered calls come from the cache",
+            file=sys.stderr,
+        )
+        return 3
+    except (llm.ProviderRejected, llm.CallFailed) as exc:  # a provider down after its retries
+        session.finish_run()
+        print(f"stopped: {exc}; a rerun continues from the cache", file=sys.stderr)
+        return 3
+    except (llm.ReplayMiss, llm.LLMConfigError) as exc:  # a replay miss; a variant too far
+        session.finish_run()
+        return _fail(str(exc))
+    accounting = session.finish_run()
+    skills = [s for g in batteries for s in skills_of(g)]
+    summary = summarise(details, model=label, variant=variant, skills=skills)
+    calls = (
+        f"LLM calls: {accounting.get('provider_calls', 0)} to the provider, "
+        f"{accounting.get('cache_hits', 0)} from the cache"
+    )
+    meta = {
+        "model": label,
+        "seed": args.seed,
+        "variant": variant,
+        "items_per_game": args.items,
+        "answer_mode": settings.answer_mode,
+        "temperature": settings.temperature,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "run_dir": str(out),
+    }
+    header = [
+        f"# Comprehension: {label}",
+        "",
+        f"Model `{label}`, {args.items} items per game, seed {args.seed}, prompt variant "
+        f"{variant}, answer mode {settings.answer_mode}, temperature "
+        f"{settings.temperature:g}, {meta['date']}. Accuracy with a 95% Wilson interval; "
+        "chance: a uniform guesser's expected accuracy; malformed: no valid answer after the "
+        f"re-asks (scored wrong). {calls}.",
+    ]
+    write_outputs(summary, details, out, meta, header)
+    for row in summary:
+        if row["skill"] == ALL:
+            store_result(settings, row, meta)
+    print(markdown(summary), end="")
+    print(
+        f"llm: {accounting.get('provider_calls', 0)} provider calls, "
+        f"{accounting.get('cache_hits', 0)} from the cache -> {out}"
+    )
+    return 0
+
+
+__all__ = [
+    "ALL",
+    "COLUMNS",
+    "ask",
+    "battery_games",
+    "battery_module",
+    "comprehension_gate",
+    "items_for",
+    "load_result",
+    "markdown",
+    "register",
+    "store_result",
+    "summarise",
+    "wilson",
+]
