@@ -192,3 +192,71 @@ def test_scripted_llm_pledges(tmp_path, llm_env, capsys):  # noqa: F811
     kinds = pd.read_csv(out / "analysis" / "pledges_by_kind.csv")
     assert int(kinds["unparsed"].iloc[0]) == int((table["role"] == "Pioneer").sum())
     print((out / "analysis" / "pledges.md").read_text()[:1500])
+
+
+#: the community policies the scripted villagers propose: one states a cap, one does not
+CAPPED = "Each villager should harvest at most 5 fish per day."
+VAGUE = "We should all fish a little less."
+
+
+def proposer(req: NormalizedRequest) -> Reply:
+    reply = scripted_reply(req)
+    if req.schema is None or "community" not in json.dumps(req.schema):
+        return reply
+    community = CAPPED if req.rng().random() < 0.7 else VAGUE
+
+    def put(value):
+        if isinstance(value, dict):
+            return {k: community if k == "community" else put(v) for k, v in value.items()}
+        return value
+
+    data = put(reply.data)
+    return Reply(json.dumps(data), data)
+
+
+FISHERY = """
+game = "fishery"
+seed = 5
+replications = 2
+max_steps = 4
+
+[params]
+n_agents = 3
+llm_agents = 3
+llm = "{spec}"
+
+[llm]
+answer_mode = "native"
+"""
+
+
+def test_scripted_llm_proposals(tmp_path, llm_env, capsys):  # noqa: F811
+    out = tmp_path / "fish"
+    with WireServer(responder=proposer) as server:
+        path = tmp_path / "fishery.toml"
+        path.write_text(FISHERY.format(spec=f"openai:m@{server.url}/v1"))
+        run([str(path), "--yes", "--out", str(out)])
+    capsys.readouterr()
+    assert main(["analyse", "stated", str(out)]) == 0
+    table = pd.read_csv(out / "analysis" / "stated_statements.csv")
+    decisions = pd.read_parquet(out / "llm_decisions.parquet")
+    ok = decisions[~decisions["fell_back"].astype(bool)]
+    norms = ok[ok["kind"] == "fishery.norms"]
+    assert len(table) == len(norms) > 0 and set(table["seat_kind"]) == {"llm"}
+    texts = [json.loads(v)["community"] for v in norms["value"]]
+    assert (table["status"] == "unparsed").sum() == texts.count(VAGUE) > 0
+    assert set(table[table["status"] != "unparsed"]["amount"]) == {5.0}
+    # the next round's effort, read from the record here on its own
+    efforts = {
+        (str(d.run_seed), int(d.agent_id), int(d.round)): float(json.loads(d.value))
+        for d in ok[ok["kind"] == "fishery.effort"].itertuples()
+    }
+    runs = pd.read_parquet(out / "runs.parquet")
+    seed_of = dict(zip(runs["RunId"], runs["seed"], strict=True))
+    allowed = 5.0 / (0.0342 * 300.0)  # the default catchability and capacity
+    judged = table[table["status"].isin(["kept", "broken"])]
+    assert len(judged) > 0
+    for _, r in judged.iterrows():
+        effort = efforts[(str(seed_of[r["run"]]), int(r["seat"]), int(r["round"]) + 1)]
+        assert r["allowed_effort"] == pytest.approx(allowed)
+        assert (effort <= allowed) == (r["status"] == "kept")
