@@ -151,33 +151,43 @@ def contrast_arms(
     return cell(contrast.other), cell(contrast.reference)
 
 
-def _z_from_p(p: float, effect: float) -> float:
-    if not math.isfinite(p):
-        return math.nan
-    if effect == 0:
-        return 0.0
-    return math.copysign(float(stats.norm.isf(max(p, 1e-300) / 2)), effect)
+def contrast_z(a: np.ndarray, b: np.ndarray, kind: str) -> np.ndarray:
+    """The signed normal score of each row's two-sided test of ``a`` against ``b`` (rows:
+    studies; columns: runs), vectorised so that thousands of simulated studies are tested at
+    once: ``z = sign Phi^-1(1 - p/2)``, the sign the direction of the test's own statistic (a
+    pooled two-proportion z is returned as it is).  Rows whose runs are all equal give 0."""
+    a, b = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
+    n_a, n_b = a.shape[1], b.shape[1]
+    if n_a < 2 or n_b < 2:
+        return np.full(a.shape[0], np.nan)
+    flat = np.ptp(np.concatenate([a, b], axis=1), axis=1) == 0
+    with np.errstate(all="ignore"):
+        if kind == "proportion":
+            pooled = (a.sum(1) + b.sum(1)) / (n_a + n_b)
+            se = np.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+            z = np.where(se > 0, (a.mean(1) - b.mean(1)) / se, 0.0)
+            return np.where(flat, 0.0, z)
+        if kind == "survival":
+            test = stats.mannwhitneyu(a, b, axis=1, alternative="two-sided", method="asymptotic")
+            sign = np.sign(test.statistic - n_a * n_b / 2)
+        else:
+            test = stats.ttest_ind(a, b, axis=1, equal_var=False)
+            sign = np.sign(a.mean(1) - b.mean(1))
+            # two constants that differ: certain (Welch's t is undefined there)
+            certain = (a.var(1) == 0) & (b.var(1) == 0) & ~flat
+        z = sign * stats.norm.isf(np.clip(np.nan_to_num(test.pvalue, nan=1.0), 1e-300, 1) / 2)
+    if kind != "survival":
+        z = np.where(certain, 40.0 * sign, z)
+    return np.where(flat, 0.0, z)
 
 
 def contrast_test(a: np.ndarray, b: np.ndarray, kind: str) -> tuple[float, float]:
-    """(signed normal score of the two-sided p-value, effect ``a - b``) of one contrast."""
+    """(signed normal score of the two-sided p-value, mean difference ``a - b``) of one
+    contrast (:func:`contrast_z` on one study)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(a) < 2 or len(b) < 2:
         return math.nan, math.nan
-    effect = float(a.mean() - b.mean())
-    if kind == "proportion":
-        pooled = (a.sum() + b.sum()) / (len(a) + len(b))
-        se = math.sqrt(pooled * (1 - pooled) * (1 / len(a) + 1 / len(b)))
-        return (effect / se if se > 0 else 0.0), effect
-    if np.ptp(np.concatenate([a, b])) == 0:
-        return 0.0, effect
-    if kind == "survival":
-        p = float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    else:
-        if a.var() == 0 and b.var() == 0:  # two constants that differ: certain
-            return math.copysign(40.0, effect), effect
-        p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-    return _z_from_p(p, effect), effect
+    return float(contrast_z(a, b, kind)[0]), float(a.mean() - b.mean())
 
 
 def cohen_d(a: np.ndarray, b: np.ndarray) -> float:

@@ -352,6 +352,56 @@ def simulate_study(
     return False, have
 
 
+@dataclass(frozen=True)
+class StudyResults:
+    """Simulated sequential studies of one contrast: the share that rejected and the
+    replications per arm they used."""
+
+    studies: int
+    rejected: int
+    mean_n: float
+
+    @property
+    def rate(self) -> float:
+        return self.rejected / self.studies
+
+
+def simulate_studies(
+    pool_a: np.ndarray,
+    pool_b: np.ndarray,
+    spec: Spec,
+    kind: str,
+    studies: int,
+    seed: int,
+    bounds: Sequence[float] | None = None,
+) -> StudyResults:
+    """``studies`` sequential studies with both arms resampled from pools of runs (``pool_a``
+    against ``pool_b``; the same pool twice: studies of a true null), all advanced together
+    look by look.  ``bounds`` replaces the design's boundaries (e.g. 1.96 at every look: naive
+    repeated testing)."""
+    from mesa_dilemmas.scenarios.power import contrast_z
+
+    pool_a, pool_b = np.asarray(pool_a, dtype=float), np.asarray(pool_b, dtype=float)
+    bounds = list(bounds) if bounds is not None else spec.bounds()
+    rng = np.random.default_rng(seed)
+    top = spec.max
+    a = rng.choice(pool_a, size=(studies, top))  # each study's runs, in the order they come
+    b = rng.choice(pool_b, size=(studies, top))
+    running = np.ones(studies, dtype=bool)
+    rejected = np.zeros(studies, dtype=bool)
+    used = np.full(studies, top)
+    for n, c in zip(spec.looks(), bounds, strict=True):
+        idx = np.flatnonzero(running)
+        if not len(idx):
+            break
+        z = contrast_z(a[idx, :n], b[idx, :n], kind)
+        hit = idx[np.abs(z) >= c]
+        rejected[hit] = True
+        used[hit] = n
+        running[hit] = False
+    return StudyResults(studies, int(rejected.sum()), float(used.mean()))
+
+
 # -- the driver -------------------------------------------------------------------------------
 
 
