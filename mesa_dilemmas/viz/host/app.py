@@ -59,6 +59,11 @@ CSS = """
 .host-waiting { font-size: 18px; color: #444; margin: 24px 0; }
 .host-table { border-collapse: collapse; font-size: 13px; width: 100%; }
 .host-table th, .host-table td { border-bottom: 1px solid #eee; padding: 3px 6px; text-align: left; }
+.host-choices .v-btn { text-transform: none !important; letter-spacing: normal !important; }
+.host-choices-wide.v-btn-toggle { flex-direction: column; align-items: stretch; }
+.host-choices-wide .v-btn { height: auto !important; min-height: 36px; white-space: normal;
+  justify-content: flex-start; text-align: left; padding: 6px 12px !important; }
+.host-choices-wide .v-btn__content { white-space: normal; flex: 1 1 auto; }
 .host-nested { border-left: 3px solid #e3e3e3; padding-left: 10px; }
 """
 
@@ -147,8 +152,13 @@ def SpecField(
             Html(html.escape(caption), classes=["host-field-label"])
         if isinstance(spec, ChoiceSpec):
             if len(spec.options) <= 12:
+                wide = max(len(o) for o in spec.options) > 16
                 solara.ToggleButtonsSingle(
-                    value=value, values=list(spec.options), on_value=on_value, mandatory=False
+                    value=value,
+                    values=list(spec.options),
+                    on_value=on_value,
+                    mandatory=False,
+                    classes=["host-choices", *(["host-choices-wide"] if wide else [])],
                 )
             else:
                 solara.Select(
@@ -290,7 +300,8 @@ def DecisionForm(seat: Any, pending: Any) -> None:
         f"{html.escape(pending.spec.describe())}",
         decision=pending.kind,
     )
-    SpecField(pending.spec, draft, change, "answer", top=True)
+    with solara.Div(attributes={"data-draft": json.dumps(draft, default=str)}):
+        SpecField(pending.spec, draft, change, "answer", top=True)
     if pending.error:
         Html(html.escape(pending.error), classes=["host-error"], error="1")
     solara.Button("Submit", color="primary", on_click=submit, disabled=busy)
