@@ -21,6 +21,7 @@ from typing import Any
 
 from mesa_dilemmas.dilemmas import game_model
 from mesa_dilemmas.dilemmas.base import params_model
+from mesa_dilemmas.scenarios import state_hash
 from mesa_dilemmas.scenarios.config import (
     ConfigError,
     Scenario,
@@ -254,6 +255,8 @@ def run_scenario(
         too_many = guard.over_fallback_limit()
     results.summary["wall_time_s"] = round(wall, 3)
     summary = write_results(out, results)
+    # the state after every round, hashed: what a branch of this run checks its replay against
+    state_hash.write(out, skip=[*resolved.get("params", {}), *scenario.params, *scenario.grid])
     write_manifest(
         out,
         {

@@ -10,6 +10,9 @@ The two games are :class:`~.runtime.DashboardModel` objects (so a game that cann
 built is an error on the page, and the seed means what it means on the game's own
 page); :class:`CompareModel` is the Mesa model Mesa's controls drive.  LLM agents are
 not offered here: both settings play rule agents, round by round in the page's thread.
+
+Below them, recorded runs of the game and their counterfactual branches (:mod:`.branches`):
+a run and its branches side by side from the fork, and a form that makes a new branch.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import solara
 import solara.lab
 
 from mesa_dilemmas.viz.dashboard import vega
+from mesa_dilemmas.viz.dashboard.branches import BranchPanel
 from mesa_dilemmas.viz.dashboard.charts import Series
 from mesa_dilemmas.viz.dashboard.components import (
     CSS,
@@ -75,6 +79,9 @@ class ComparePage:
     path: str = "compare"
     title: str = "Compare two settings"
     summary: str = "Two games side by side, from the same seed and stepping together."
+    #: the registered game whose recorded runs and branches the page shows below the two
+    #: settings (:mod:`.branches`; default: the game page's path)
+    game: str | None = None
 
 
 #: the page's parameters that the compare page does not show (one seed for both; no LLMs)
@@ -227,6 +234,7 @@ def CompareScreen(compare: ComparePage) -> None:
             ):
                 ParameterInputs(specs, params.value[side], change(side))
     CompareView(model.value)
+    BranchPanel(compare.game or page.path, tuple(q.key for q in compare.quantities))
 
 
 @solara.component
