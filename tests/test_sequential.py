@@ -58,7 +58,7 @@ def test_normal_theory_of_the_design():
     assert sq.operating(fractions, bounds, 0.0).power == pytest.approx(0.05, abs=1e-6)
     d = sq.plan(100, 0.8, 0.05, "obf", 5)
     # Jennison and Turnbull: the O'Brien-Fleming-type maximum is 2-3% above the fixed design
-    assert 1.015 < d.inflation < 1.035 and d.max == 103 and d.expected < 85
+    assert 1.015 < d.inflation < 1.035 and d.max == 105 and d.expected < 85  # 5 batches of 21
 
 
 @pytest.mark.parametrize(

@@ -469,6 +469,8 @@ def run_until(
         spec = parse_until(until or (saved or {}).get("until", "decided"), scenario.replications)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    if scenario.experiment not in ("batch", "batch:BatchExperiment"):
+        raise ConfigError(f"--until: only batch scenarios add replications ({scenario.experiment})")
     contrasts, source = contrasts_for(scenario)
     if not contrasts:
         raise ConfigError(f"--until: {scenario.name} has no contrast to decide ({source})")
@@ -508,6 +510,12 @@ def run_until(
             )
         out.mkdir(parents=True, exist_ok=True)
         _write_json(out / "sequential.json", design)
+    if resume is None:
+        print(
+            f"sequential design: up to {spec.max} replications per cell in {len(spec.looks())} "
+            f"looks ({spec.text()}); each batch is sized and priced before it runs",
+            file=sys.stderr,
+        )
     started = time.time()
     frames: list[pd.DataFrame] = []
     decided: dict[str, int] = {}
@@ -523,13 +531,20 @@ def run_until(
             f"seed={design['batch_seeds'][number - 1]}",
         ]
         again = folder.is_dir() and (folder / "config.toml").is_file()
-        run(
-            name_or_path,
-            out_dir=None if again else folder,
-            resume=folder if again else None,
-            overrides=batch_overrides,
-            **run_kwargs,
-        )
+        try:
+            run(
+                name_or_path,
+                out_dir=None if again else folder,
+                resume=folder if again else None,
+                overrides=batch_overrides,
+                **run_kwargs,
+            )
+        except ConfigError:
+            if resume is None and number == 1 and not folder.exists():  # refused before it ran
+                import shutil
+
+                shutil.rmtree(out, ignore_errors=True)
+            raise
         batch_runs = pd.read_parquet(folder / "runs.parquet")
         if metric not in batch_runs:
             raise ConfigError(
@@ -634,6 +649,6 @@ def plan(
     bounds = boundaries(fractions, alpha, spending)
     drift = drift_for_power(fractions, bounds, power)
     inflation = (drift / fixed_drift(alpha, power)) ** 2
-    top = max(looks, math.ceil(fixed * inflation))
+    top = looks * math.ceil(fixed * inflation / looks)  # equal batches: a multiple of looks
     expected = operating(fractions, bounds, drift).expected_fraction * fixed * inflation
     return PlannedDesign(spending, looks, top, min(expected, top), inflation)

@@ -399,6 +399,9 @@ def power_report(scenario: Scenario, args: Any) -> dict[str, Any]:
             )
     out["designs"] = rows
     out["needed"] = n
+    if n is not None:
+        d = plan(n, target, args.alpha, "obf", SEQUENTIAL_DESIGNS[0][1])
+        out["until"] = f"decided,max={d.max},batch={d.max // d.looks},alpha={args.alpha:g}"
     out["cells"] = math.prod(len(v) for v in scenario.grid.values()) if scenario.grid else 1
     return out
 
@@ -431,6 +434,12 @@ def cmd_power(args: Any, scenario: Scenario) -> int:
     print(pw.format_design_table(report["designs"], report["cells"], scenario.replications, found))
     if found is not None:
         print(found.table.splitlines()[-1].replace("total about", "fixed design as bundled: about"))
+    if report.get("until"):
+        sets = " ".join(f"--set {o!r}" for o in args.set or [])
+        print(
+            f"the sequential design: mesa-dilemmas run {scenario.name} {sets} "
+            f"--until {report['until']}".replace("  ", " ")
+        )
     elif report.get("designs"):
         print("(no LLM calls: runs only)")
     return 0
