@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import re
 import string
 import subprocess
@@ -17,6 +18,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+from llm_fixtures import llm_env  # noqa: F401
 from variant_states import all_decisions, persona_of
 
 from mesa_dilemmas.dilemmas.registry import game_model
@@ -305,3 +307,90 @@ def test_variant_system_gives_each_games_framing(states):
     assert prompts.variant_system("public_goods", 3) == GENERIC_VARIANTS[3][0]
     with pytest.raises(VariantError):
         prompts.variant_system("fishery", 9)
+
+
+# -- prompt_variant as a factor: a policy's setting, --set, a group's llm_options, a grid axis ---
+
+
+def test_a_policy_renders_and_records_its_variant(states, tmp_path, llm_env):  # noqa: F811
+    import sqlite3
+
+    from mesa_dilemmas.llm import make_policy, session
+
+    d = states["fishery"]["fishery.effort"][0]
+    settings = LLMSettings.from_table({"dry_run": True, "prompt_variant": 3})
+    session.start_run(settings, tmp_path / "run")
+    try:
+        policy = make_policy("openai:m@http://127.0.0.1:9/v1", settings=settings)
+        assert policy.settings.prompt_variant == 3
+        again = make_policy("openai:m@http://127.0.0.1:9/v1", prompt_variant=1)  # llm_options
+        assert again.settings.prompt_variant == 1 and again.settings.dry_run
+        policy.decide(d)
+    finally:
+        session.finish_run()
+    with sqlite3.connect(tmp_path / "run" / "llm_calls.sqlite") as db:
+        (variant, request), *_ = db.execute("SELECT variant, request FROM calls").fetchall()
+        (decided,) = db.execute("SELECT variant FROM decisions").fetchone()
+    sent = [m["content"] for m in json.loads(request)["messages"]]
+    want = render(d, mode="tags", persona=persona_of(d), round_=d.step, variant=3)
+    assert (variant, decided) == (3, 3)
+    assert sent[0] == want.system == prompts.template_for(d.kind).variants[2].system
+
+
+def test_set_and_grid_reach_the_llm_players():
+    from mesa_dilemmas.scenarios.config import ConfigError, load_scenario
+
+    scenario, _ = load_scenario("fishery/prompt_variants")
+    tables = scenario.grid["players"]
+    assert [t["groups"][0]["llm_options"]["prompt_variant"] for t in tables] == [0, 1, 2, 3, 4]
+    assert all(t["groups"][0]["llm"] == "local" and t["groups"][0]["count"] == 3 for t in tables)
+    assert "llm_agents" not in scenario.params and "llm" not in scenario.params
+    fixed, _ = load_scenario("fishery/prompt_variants", ["llm.prompt_variant=2"])
+    assert fixed.llm["prompt_variant"] == 2 and "players" not in fixed.grid
+    two, _ = load_scenario(
+        "fishery/prompt_variants",
+        ["grid.llm.prompt_variant=[1, 3]", 'grid.llm=["local", "openai:gpt-4o-mini"]'],
+    )
+    assert [
+        (t["groups"][0]["llm"], t["groups"][0]["llm_options"]["prompt_variant"])
+        for t in two.grid["players"]
+    ] == [("local", 1), ("local", 3), ("openai:gpt-4o-mini", 1), ("openai:gpt-4o-mini", 3)]
+    with pytest.raises(ConfigError, match=r"grid\.llm\.prompt_varient: unknown LLM setting"):
+        load_scenario("fishery/prompt_variants", ["grid.llm.prompt_varient=[1]"])
+    with pytest.raises(ConfigError, match=r"grid\.llm\.prompt_variant\[1\]: llm\.prompt_variant"):
+        load_scenario("fishery/prompt_variants", ["grid.llm.prompt_variant=[0, -2]"])
+    with pytest.raises(
+        ConfigError, match=r"grid\.llm\.prompt_variant: the players table has no llm group"
+    ):
+        load_scenario("fishery/prompt_variants", ["params.llm_agents=0"])
+
+
+def test_a_population_groups_llm_options_and_grid_axis_compose(tmp_path):
+    from mesa_dilemmas.scenarios.config import load_scenario
+
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'game = "port_of_mars"\n'
+        "[population]\ngroups = [\n"
+        '  { llm = "local", count = 2, label = "warm", llm_options = { temperature = 0.2 } },\n'
+        '  { rule = "rule", count = 3 },\n]\n'
+        '[grid]\n"llm.prompt_variant" = [0, 4]\n'
+    )
+    scenario, _ = load_scenario(str(path))
+    groups = [t["groups"] for t in scenario.grid["players"]]
+    assert [g[0]["llm_options"] for g in groups] == [
+        {"temperature": 0.2, "prompt_variant": 0},
+        {"temperature": 0.2, "prompt_variant": 4},
+    ]
+    assert all("llm_options" not in g[1] for g in groups)  # rule players are not worded
+
+
+def test_estimate_prices_k_variants_as_k_times_the_calls():
+    from mesa_dilemmas.scenarios.config import load_scenario
+    from mesa_dilemmas.scenarios.size import llm_estimate
+
+    small = ["max_steps=2", "params.n_agents=2", "params.llm_agents=2"]
+    five, _ = load_scenario("fishery/prompt_variants", small)
+    one, _ = load_scenario("fishery/prompt_variants", [*small, "llm.prompt_variant=0"])
+    calls = [sum(r.tally.calls for r in llm_estimate(s, rounds=2).rows) for s in (five, one)]
+    assert calls[1] > 0 and calls[0] == 5 * calls[1]

@@ -12,6 +12,10 @@ fails for good (:class:`ProviderFailed`), a reached budget (:class:`BudgetExceed
 replay miss are not answers: they propagate and stop the run -- a failed call never becomes
 the rule's answer in the model's seat.
 
+The prompt is rendered in the settings' ``prompt_variant`` (0: the base wording; a factor like
+any other, see docs/prompt_variants.md) and the run record names the variant of every call and
+decision.
+
 The sample id of every call is (run seed, agent, round, step, decision kind,
 per-round counter of that kind, attempt), which makes re-runs of a replication
 hit the cache exactly and other replications draw their own samples.
@@ -36,6 +40,7 @@ from mesa_dilemmas.llm.prompts import reask_messages, render
 from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import ModelSpec, schema_in_text, shares_schema
+from mesa_dilemmas.llm.stores.recorder import PROMPT_VARIANT
 
 #: why a decision fell back: the model refused, its reply was cut off at max_tokens, or its
 #: answer was unusable (unparseable or outside the spec) after every re-ask
@@ -115,6 +120,13 @@ class LLMPolicy(Policy):
         return asyncio.run(self.adecide(decision))
 
     async def adecide(self, decision: Decision) -> Answer:
+        token = PROMPT_VARIANT.set(self.settings.prompt_variant)  # recorded with every call
+        try:
+            return await self._adecide(decision)
+        finally:
+            PROMPT_VARIANT.reset(token)
+
+    async def _adecide(self, decision: Decision) -> Answer:
         s = self.settings
         ctx, agent = self._context(decision)
         # "native" falls back to "tags" on an endpoint that takes no structured output
@@ -132,6 +144,7 @@ class LLMPolicy(Policy):
             max_tokens=s.max_tokens,
             shared_schema=shares_schema(self.spec),
             schema_text=schema_in_text(self.spec),
+            variant=s.prompt_variant,
         )
         # the decision's own limit: max_tokens, or what its longest valid answer needs
         max_tokens = prompt.max_tokens or s.max_tokens
@@ -229,6 +242,7 @@ class LLMPolicy(Policy):
                 latency_s=0.0,
                 cost_usd=0.0,
                 mode=mode,
+                variant=s.prompt_variant,
             )
         self._record(ctx, 0, 0, None, 0, None, value)
         return Answer(value, raw=response.text)
@@ -254,4 +268,5 @@ class LLMPolicy(Policy):
                 error=error,
                 value=value,
                 fallback=fallback,
+                variant=self.settings.prompt_variant,
             )

@@ -4,6 +4,12 @@ A scenario names a game, fixed model parameters (``[params]``), swept ones
 (``[grid]``, a Cartesian product), replications, a seed, an experiment and its
 ``[options]``, and the figures ``mesa-dilemmas figures`` draws.  Every error is
 one line naming the field and what is allowed (:class:`ConfigError`).
+
+A grid axis may also sweep an LLM setting of the LLM players, ``llm.<setting>`` (e.g.
+``"llm.prompt_variant" = [0, 1, 2, 3, 4]``, or ``llm.prompt_variant = [...]`` under ``[grid]``):
+it becomes a sweep over ``players``, each table with that setting in the ``llm_options`` of
+every LLM group (the game's shorthands, such as the fishery's ``llm_agents``/``llm``, are
+expanded into that table first) -- see :func:`llm_axes_to_players` and docs/prompt_variants.md.
 """
 
 from __future__ import annotations
@@ -225,10 +231,109 @@ def validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
         raise ConfigError("scenario: nested too deeply to check") from None
 
 
+def _flatten_llm_axes(raw: dict[str, Any]) -> dict[str, Any]:
+    """``[grid] llm.x = [...]`` (a nested table, as TOML reads a dotted key and ``--set
+    grid.llm.x=[...]`` writes it) as the flat axis ``"llm.x"``."""
+    grid = raw.get("grid")
+    if not isinstance(grid, dict) or not isinstance(grid.get("llm"), dict):
+        return raw
+    flat = {k: v for k, v in grid.items() if k != "llm"}
+    flat.update({f"llm.{k}": v for k, v in grid["llm"].items()})
+    return {**raw, "grid": flat}
+
+
+#: the grid column of a sweep over LLM settings: the players tables it expands into
+LLM_AXIS_PREFIX = "llm."
+
+
+def llm_axes_to_players(scenario: Scenario, model_cls: type) -> Scenario:
+    """A scenario whose grid sweeps ``llm.<setting>`` axes, with those axes turned into a sweep
+    over ``players``: for every players table of the scenario (its ``players``, its grid over
+    ``players``, or the population the game's shorthands describe) and every combination of
+    the settings' values, the table with those settings in the ``llm_options`` of every LLM
+    group and role.  The grid's other axes are kept; the runs' ``players`` column names the
+    settings of each run (``mesa-dilemmas analyse variants`` reads them back)."""
+    from mesa_dilemmas.dilemmas.base import shorthand_names
+    from mesa_dilemmas.llm.errors import LLMConfigError
+    from mesa_dilemmas.llm.settings import LLMSettings
+
+    axes = {k: v for k, v in scenario.grid.items() if k.startswith(LLM_AXIS_PREFIX)}
+    if not axes:
+        return scenario
+    for key, values in axes.items():
+        name = key[len(LLM_AXIS_PREFIX) :]
+        if name not in LLMSettings.model_fields or name in ("budget", "prices", "providers"):
+            allowed = [f for f in LLMSettings.model_fields if f not in ("budget", "prices")]
+            raise ConfigError(
+                f"grid.{key}: unknown LLM setting{did_you_mean(name, allowed)}; "
+                f"allowed: {', '.join(allowed)}"
+            )
+        if not values:
+            raise ConfigError(f"grid.{key}: needs at least one value")
+        if name in scenario.llm:
+            raise ConfigError(f"grid.{key}: set in both [llm] and [grid]; keep one")
+        for i, value in enumerate(values):
+            try:
+                LLMSettings.from_table({name: value})
+            except LLMConfigError as exc:
+                raise ConfigError(f"grid.{key}[{i}]: {exc}") from None
+    params = dict(scenario.params)
+    grid = {k: v for k, v in scenario.grid.items() if k not in axes}
+    shorthands = [n for n in shorthand_names(model_cls) if n in params or n in grid]
+    if "players" in grid:
+        tables = list(grid.pop("players"))
+    elif "players" in params:
+        tables = [params.pop("players")]
+    elif shorthands:
+        swept = [n for n in shorthands if n in grid]
+        fixed = {n: params.pop(n) for n in shorthands if n in params}
+        tables = []
+        for combo in itertools.product(*(grid.pop(n) for n in swept)):
+            point = {**params, **fixed, **dict(zip(swept, combo, strict=True))}
+            population = model_cls.population_from_params(point)
+            tables.append(population.model_dump(exclude_defaults=True))
+    else:
+        first = next(iter(axes))
+        raise ConfigError(f"grid.{first}: the scenario seats no LLM players to sweep it over")
+    keys = [k[len(LLM_AXIS_PREFIX) :] for k in axes]
+    swept_tables = []
+    for table in tables:
+        for combo in itertools.product(*axes.values()):
+            options = dict(zip(keys, combo, strict=True))
+            swept_tables.append(_with_llm_options(table, options, next(iter(axes))))
+    grid["players"] = swept_tables
+    return scenario.model_copy(update={"params": params, "grid": grid})
+
+
+def _with_llm_options(table: Any, options: dict[str, Any], axis: str) -> dict[str, Any]:
+    """A players table with ``options`` in every LLM group's and role's ``llm_options``."""
+    if hasattr(table, "model_dump"):
+        table = table.model_dump(exclude_defaults=True)
+    if not isinstance(table, dict):
+        raise ConfigError(f"grid.{axis}: the players table is not a table (got {table!r})")
+    found = False
+
+    def set_options(group: Any) -> Any:
+        nonlocal found
+        if isinstance(group, dict) and group.get("llm") is not None:
+            found = True
+            return {**group, "llm_options": {**group.get("llm_options", {}), **options}}
+        return group
+
+    out = dict(table)
+    out["groups"] = [set_options(g) for g in table.get("groups", [])]
+    if isinstance(table.get("roles"), dict):
+        out["roles"] = {k: set_options(g) for k, g in table["roles"].items()}
+    if not found:
+        raise ConfigError(f"grid.{axis}: the players table has no llm group to sweep it over")
+    return out
+
+
 def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
     from mesa_dilemmas.dilemmas.base import params_model  # Mesa: not to list scenarios
 
     _check_finite("", raw)
+    raw = _flatten_llm_axes(raw)
     scenario = _checked(Scenario, "", raw, sorted(Scenario.model_fields))
     assert isinstance(scenario, Scenario)
     try:
@@ -237,6 +342,14 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
         raise ConfigError(f"game: {exc}{did_you_mean(scenario.game, list(games()))}") from None
     experiment = resolve_experiment(scenario.experiment)
     uses_model_params = getattr(experiment, "USES_MODEL_PARAMS", True)
+    llm_axes = [k for k in scenario.grid if k.startswith(LLM_AXIS_PREFIX)]
+    if llm_axes and (
+        not uses_model_params or "players" not in params_model(model_cls).model_fields
+    ):
+        raise ConfigError(
+            f"grid.{llm_axes[0]}: the {scenario.experiment} experiment of {scenario.game} "
+            "takes no players to sweep an LLM setting over"
+        )
     if scenario.population is not None:
         if not uses_model_params or "players" not in params_model(model_cls).model_fields:
             raise ConfigError(f"population: the {scenario.game} experiment takes no population")
@@ -248,6 +361,7 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
                 "population": None,
             }
         )
+    scenario = llm_axes_to_players(scenario, model_cls)
     if uses_model_params:
         schema = params_model(model_cls)
         allowed = sorted(schema.model_fields)
@@ -435,9 +549,21 @@ def parse_override(item: str) -> tuple[list[str], Any]:
 
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    raw = _flatten_llm_axes(raw)  # ``params.llm=...`` (a game's model shorthand) keeps them
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     for item in overrides:
         path, value = parse_override(item)
+        if path[0] == "llm" and len(path) == 2:  # an LLM setting replaces its sweep
+            _drop_llm_axis(out.get("grid"), path[1])
+        if (
+            path[:2] == ["grid", "llm"]
+            and len(path) == 3
+            or (path[0] == "grid" and len(path) == 2 and path[1].startswith(LLM_AXIS_PREFIX))
+        ):  # and a sweep replaces the fixed setting
+            name = path[-1].removeprefix(LLM_AXIS_PREFIX)
+            _drop_llm_axis(out.get("grid"), name)
+            if isinstance(out.get("llm"), dict):
+                out["llm"] = {k: v for k, v in out["llm"].items() if k != name}
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})
@@ -448,7 +574,19 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             if isinstance(other, dict):
                 other.pop(path[1], None)
         node[path[-1]] = value
+        out = _flatten_llm_axes(out)  # before a later ``grid.llm=[...]`` (a model axis)
     return out
+
+
+def _drop_llm_axis(grid: Any, name: str) -> None:
+    """Remove a sweep of the LLM setting ``name`` from a raw grid, flat or nested."""
+    if not isinstance(grid, dict):
+        return
+    grid.pop(f"{LLM_AXIS_PREFIX}{name}", None)
+    if isinstance(grid.get("llm"), dict):
+        grid["llm"] = {k: v for k, v in grid["llm"].items() if k != name}
+        if not grid["llm"]:
+            grid.pop("llm")
 
 
 def load_scenario(

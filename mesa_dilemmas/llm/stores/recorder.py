@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ CREATE TABLE IF NOT EXISTS calls (
     finish_reason TEXT, error TEXT, request TEXT, response TEXT,
     status TEXT, http_status INTEGER, retried INTEGER, mode TEXT,
     snapshot TEXT, fingerprint TEXT, params TEXT, cached_tokens INTEGER,
-    cache_write_tokens INTEGER, reasoning_tokens INTEGER, batch_id TEXT, reasoning INTEGER
+    cache_write_tokens INTEGER, reasoning_tokens INTEGER, batch_id TEXT, reasoning INTEGER,
+    variant INTEGER
 );
 CREATE INDEX IF NOT EXISTS calls_key ON calls(key);
 CREATE TABLE IF NOT EXISTS decisions (
@@ -45,7 +47,7 @@ CREATE TABLE IF NOT EXISTS decisions (
     ts REAL, segment INTEGER, pid INTEGER, policy TEXT,
     run_seed TEXT, agent_id INTEGER, round INTEGER, step INTEGER, kind TEXT, counter INTEGER,
     retries INTEGER, parse_failures INTEGER, fell_back INTEGER, call_errors INTEGER,
-    error TEXT, value TEXT, fallback TEXT, reasoning INTEGER
+    error TEXT, value TEXT, fallback TEXT, reasoning INTEGER, variant INTEGER
 );
 CREATE TABLE IF NOT EXISTS budget (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -64,7 +66,8 @@ CREATE TABLE IF NOT EXISTS batches (
 #: and what exactly was sent and answered: the dated model snapshot the provider named, its
 #: system fingerprint, the parameters as sent (after any SDK filtering), prompt-cache reads and
 #: writes, reasoning tokens, the batch job that carried the call, and whether the prompt asked
-#: for reasoning before the answer (1/0; null when the caller did not say)
+#: for reasoning before the answer (1/0; null when the caller did not say), and the prompt
+#: variant its prompt was rendered in (null when the caller did not say)
 ATTEMPT_COLUMNS = (
     ("status", "TEXT"),
     ("http_status", "INTEGER"),
@@ -78,7 +81,13 @@ ATTEMPT_COLUMNS = (
     ("reasoning_tokens", "INTEGER"),
     ("batch_id", "TEXT"),
     ("reasoning", "INTEGER"),
+    ("variant", "INTEGER"),
 )
+
+#: the prompt variant (``[llm] prompt_variant``) of the call being made: the LLM policy sets it
+#: around its calls, the run's recording writes it with every call row (``variant``; null for
+#: calls made outside a policy, e.g. a strategy-writing pipeline)
+PROMPT_VARIANT: ContextVar[int | None] = ContextVar("prompt_variant", default=None)
 
 #: sources of an answer: a paid provider call, the shared cache, an earlier segment of this run
 SOURCES = ("provider", "cache", "run", "replay")
@@ -98,7 +107,7 @@ class RunRecorder:
             if name not in columns:
                 self.db.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(decisions)")}
-        for name, kind in (("fallback", "TEXT"), ("reasoning", "INTEGER")):
+        for name, kind in (("fallback", "TEXT"), ("reasoning", "INTEGER"), ("variant", "INTEGER")):
             if name not in columns:
                 self.db.execute(f"ALTER TABLE decisions ADD COLUMN {name} {kind}")
 
@@ -140,10 +149,14 @@ class RunRecorder:
         mode: str | None = None,
         params: dict[str, Any] | None = None,
         batch_id: str | None = None,
+        variant: int | None = None,
     ) -> None:
         """One attempt: a paid call (``source="provider"``, failed ones included, each
         transport retry its own row with ``retried=1``) or an answer found again.
-        ``params``: the parameters as sent, when the response does not carry them."""
+        ``params``: the parameters as sent, when the response does not carry them;
+        ``variant``: the prompt variant (default: :data:`PROMPT_VARIANT`'s current value)."""
+        if variant is None:
+            variant = PROMPT_VARIANT.get()
         extra = (response.extra or {}) if response else {}
         sent = extra.get("sent", params)
         self.db.execute(
@@ -151,8 +164,8 @@ class RunRecorder:
             " round, step, kind, counter, attempt, tokens_in, tokens_out, latency_s, cost_usd,"
             " finish_reason, error, request, response, status, http_status, retried, mode,"
             " snapshot, fingerprint, params, cached_tokens, cache_write_tokens,"
-            " reasoning_tokens, batch_id, reasoning)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " reasoning_tokens, batch_id, reasoning, variant)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(),
                 self.segment,
@@ -188,6 +201,7 @@ class RunRecorder:
                 int(extra.get("reasoning_tokens") or 0),
                 batch_id,
                 None if ctx.reasoning is None else int(ctx.reasoning),
+                variant,
             ),
         )
 
@@ -202,16 +216,20 @@ class RunRecorder:
         error: str | None,
         value: Any,
         fallback: str | None = None,
+        variant: int | None = None,
     ) -> None:
         """One decision; ``fallback`` names why it is the rule's fallback answer
-        (``refusal`` / ``truncated`` / ``invalid``), ``None`` when the model answered."""
+        (``refusal`` / ``truncated`` / ``invalid``), ``None`` when the model answered;
+        ``variant``: its prompt variant (default: :data:`PROMPT_VARIANT`'s current value)."""
         if fell_back and fallback is None:
             fallback = "invalid"
+        if variant is None:
+            variant = PROMPT_VARIANT.get()
         self.db.execute(
             "INSERT INTO decisions (ts, segment, pid, policy, run_seed, agent_id, round, step, kind,"
             " counter, retries, parse_failures, fell_back, call_errors, error, value, fallback,"
-            " reasoning)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " reasoning, variant)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 time.time(),
                 self.segment,
@@ -231,6 +249,7 @@ class RunRecorder:
                 redact(json.dumps(value, default=str)),
                 fallback,
                 None if ctx.reasoning is None else int(ctx.reasoning),
+                variant,
             ),
         )
 
