@@ -49,11 +49,15 @@ ADDRESS = re.compile(r" at 0x[0-9a-f]+")  # an object's repr in an observation
 def _games_registered():
     for game in PROMPT_DIRS:
         register_game_prompts(game_model(game))
+    for kind, template in say_vs_do_templates().items():  # what say_vs_do.register() should do
+        prompts.register_template(kind, template)
 
 
 @pytest.fixture(scope="module")
 def states():
-    return all_decisions()
+    from variant_states import say_vs_do_decisions
+
+    return {**all_decisions(), "say_vs_do": say_vs_do_decisions()}
 
 
 def numbers(text: str) -> set[str]:
@@ -90,21 +94,26 @@ def game_templates() -> dict[str, Template]:
     return out
 
 
-def test_the_say_vs_do_tables_read_as_templates():
-    """The say-vs-do instrument's tables load with ``Template.from_table`` (its wordings: see
-    docs/prompt_variants.md, "What is not varied")."""
+def say_vs_do_templates() -> dict[str, Template]:
+    """The say-vs-do instrument's two prompts (binary/prompts/say_vs_do.toml) with their
+    wordings, as ``Template.from_table`` reads its tables."""
     data = tomllib.loads(SAY_VS_DO.read_text())
-    for mode in ("description", "code"):
-        template = Template.from_table(data[mode], str(SAY_VS_DO))
-        assert template.k == 1 and template.user == data[mode]["user"]
+    return {
+        f"say_vs_do.{mode}": Template.from_table(data[mode], str(SAY_VS_DO))
+        for mode in ("description", "code")
+    }
+
+
+def all_templates() -> dict[str, Template]:
+    return {**game_templates(), **say_vs_do_templates()}
 
 
 # -- the files ---------------------------------------------------------------------------------
 
 
 def test_every_template_and_the_generic_prompt_have_k_wordings():
-    templates = game_templates()
-    assert len(templates) == 4 + 13
+    templates = all_templates()
+    assert len(templates) == 4 + 13 + 2
     short = {k: t.k - 1 for k, t in templates.items() if t.k - 1 < MIN_VARIANTS}
     assert not short, short
     assert len(GENERIC_VARIANTS) - 1 >= MIN_VARIANTS
@@ -112,9 +121,9 @@ def test_every_template_and_the_generic_prompt_have_k_wordings():
         assert all(w.tag == template.tag for w in wordings(template)), kind
 
 
-@pytest.mark.parametrize("kind", sorted(game_templates()))
+@pytest.mark.parametrize("kind", sorted(all_templates()))
 def test_each_wording_uses_the_same_fields_in_its_own_words(kind):
-    template = game_templates()[kind]
+    template = all_templates()[kind]
     base = wordings(template)[0]
     need = fields_of(base.user) | fields_of(base.system)
     own = [words(f"{w.system or ''} {w.user}") for w in wordings(template)]
@@ -195,7 +204,7 @@ def test_wordings_carry_the_same_numbers_options_and_answer_format(states):
         f"\nprompt variants checked: {n_templates} templates, {checked['variants']} variants, "
         f"{checked['states']} game states, {checked['renderings']} variant renderings (tags + native)"
     )
-    assert n_templates >= 17 + 3  # every fishery and Port of Mars template, the C/D games
+    assert n_templates >= 17 + 2 + 3  # fishery, Port of Mars, say-vs-do; the C/D games
     assert checked["renderings"] >= 5 * 2 * checked["states"]
 
 
@@ -232,6 +241,11 @@ def test_variant_zero_renders_byte_identically_to_the_renderer_before_variants(s
                     f"{game}.{path.stem}",
                     old.Template(data["user"], data.get("system"), data.get("tag", "answer")),
                 )
+        data = tomllib.loads(_git_show(SAY_VS_DO.relative_to(REPO).as_posix()))
+        for mode in ("description", "code"):
+            old.register_template(
+                f"say_vs_do.{mode}", old.Template(data[mode]["user"], data[mode]["system"])
+            )
         n = 0
         for kinds in states.values():
             for decisions in kinds.values():
@@ -260,6 +274,10 @@ def test_the_base_templates_are_unchanged():
             before = tomllib.loads(_git_show(path.relative_to(REPO).as_posix()))
             now = tomllib.loads(path.read_text())
             assert {k: now.get(k) for k in before} == before, path.name
+    before = tomllib.loads(_git_show(SAY_VS_DO.relative_to(REPO).as_posix()))
+    now = tomllib.loads(SAY_VS_DO.read_text())
+    for table in before:
+        assert {k: now[table].get(k) for k in before[table]} == before[table], table
 
 
 # -- fail fast; overrides; the shared framing --------------------------------------------------

@@ -153,3 +153,34 @@ def all_decisions(per_kind: int = 3) -> dict[str, dict[str, list[Decision]]]:
 
 def persona_of(decision: Decision) -> Any:
     return getattr(decision.agent, "persona", None)
+
+
+def say_vs_do_decisions(per_kind: int = 3) -> dict[str, list[Decision]]:
+    """The say-vs-do instrument's decisions (its two prompts: the strategy's description, its
+    code) as its study builds them: a reference strategy played against the seeded opponent
+    mix of two games, rounds early, middle and last."""
+    from mesa_dilemmas.dilemmas.binary.experiments import say_vs_do as svd
+    from mesa_dilemmas.dilemmas.binary.prompts import game_rules
+    from mesa_dilemmas.dilemmas.binary.rules import ACTION_SPEC
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import StrategyEntry
+
+    out: list[Decision] = []
+    for game, spec in (("public_goods", "tft(0.5)"), ("common_pool", "grim(0.34)")):
+        rules = svd.make_rules(game, 4, 6)
+        entry = StrategyEntry.reference(spec)
+        play = svd.play_code(entry, rules, svd.opponent_trajectories(rules, 2, 0), 0)
+        code, build = svd.code_of(entry)
+        for mode in svd.MODES:
+            for t in (0, 3, 5):
+                history, now = svd.render_history(play, 1, t, 6)
+                obs = {
+                    "rules": game_rules(rules.NAME),
+                    "params": svd.match_params(rules),
+                    "strategy": svd.describe_entry(entry),
+                    "code": code.rstrip(),
+                    "build": build,
+                    "history": history,
+                    "now": now,
+                }
+                out.append(Decision(svd.KIND[mode], ACTION_SPEC, obs, step=t, fallback=None))
+    return _pick(out, per_kind)
