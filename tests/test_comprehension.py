@@ -419,6 +419,8 @@ def test_a_guesser_scores_at_chance_and_the_gate_holds_it(tmp_path, llm_env, cap
     expected = sum(chances)
     sd = math.sqrt(sum(p * (1 - p) for p in chances))
     right = sum(r["correct"] == "True" for r in got)
+    with capsys.disabled():
+        print(f"guesser: {right} of {len(got)} right, {expected:.1f} expected, s.d. {sd:.1f}")
     assert abs(right - expected) <= 4 * sd, (right, expected, sd)
     assert right < 0.3 * len(got)  # far from the oracle's 100%
     # the gate: a warning with "warn", a stop with "stop", naming the model and its score
@@ -459,23 +461,33 @@ def test_invalid_answers_are_asked_again_and_counted_never_filled_in(tmp_path, l
     assert len(bad) == 1 and bad[0]["answer"] == "" and bad[0]["correct"] == "False"
 
 
-def test_a_prompt_variant_is_the_games_framing_in_that_wording(tmp_path, llm_env, capsys):  # noqa: F811
-    items = items_for("public_goods", n=4, seed=0)
-    seen: list[str] = []
+@pytest.mark.parametrize("game", ["public_goods", "fishery", "port_of_mars"])
+def test_a_prompt_variant_asks_in_the_games_own_framing(game, tmp_path, llm_env, capsys):  # noqa: F811
+    items = items_for(game, n=3, seed=0)
+    seen: dict[str, list[str]] = {"0": [], "1": []}
 
     def record(req: NormalizedRequest) -> Reply:
-        seen.append(req.system)
+        seen[variant].append(req.system)
         return oracle({it.question: it for it in items})(req)
 
     with WireServer(responder=record) as server:
-        argv = ["comprehension", "--llm", f"openai:m@{server.url}/v1", "--game", "public_goods"]
-        argv += ["--items", "4", "--answer-mode", "tags"]
-        assert main([*argv, "--variant", "1", "--out", str(tmp_path / "v1")]) == 0
-        assert all(s.startswith(GENERIC_VARIANTS[1][0]) for s in seen) and len(seen) == 4
-        assert main([*argv, "--out", str(tmp_path / "v0")]) == 0
-        assert all(s.startswith(GENERIC_VARIANTS[0][0]) for s in seen[4:]) and len(seen) == 8
-        assert main([*argv, "--variant", "99", "--out", str(tmp_path / "v99")]) == 2
-    assert "prompt_variant" in capsys.readouterr().err
+        argv = ["comprehension", "--llm", f"openai:m@{server.url}/v1", "--game", game]
+        argv += ["--items", "3", "--answer-mode", "tags"]
+        for variant in ("1", "0"):
+            assert main([*argv, "--variant", variant, "--out", str(tmp_path / variant)]) == 0
+            (row,) = [r for r in table_rows(tmp_path / variant) if r["skill"] == "all"]
+            assert row["accuracy"] == "1" and row["variant"] == variant
+        if game == "public_goods":
+            assert main([*argv, "--variant", "99", "--out", str(tmp_path / "99")]) == 2
+            assert "prompt_variant: 99 is beyond" in capsys.readouterr().err
+    # one framing per variant, the same for every item, and not the same in both
+    base, other = set(seen["0"]), set(seen["1"])
+    assert len(base) == 1 and len(other) == 1 and base != other
+    if game == "public_goods":  # a game without a system text of its own: the generic preamble
+        assert base.pop().startswith(GENERIC_VARIANTS[0][0])
+        assert other.pop().startswith(GENERIC_VARIANTS[1][0])
+    if game == "port_of_mars":  # the rules every player reads, in both wordings' framing
+        assert "How the game works" in base.pop() and "How the game works" in other.pop()
 
 
 def test_command_errors(tmp_path, llm_env, capsys):  # noqa: F811
