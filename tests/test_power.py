@@ -114,6 +114,21 @@ def test_contrasts_come_from_the_grid_and_name_the_declared_claims():
     assert one == [] and "one condition" in why
 
 
+def test_contrasts_a_claim_names_are_the_ones_sized(monkeypatch):
+    from types import SimpleNamespace
+
+    claim = SimpleNamespace(
+        paper="003",
+        where="Fig. 6",
+        statement="rich lakes: selfish priors outlast altruistic ones",
+        contrasts=("altruism_ratio=0.0 vs 1.0 at growth_rate=0.6", "no such contrast"),
+    )
+    monkeypatch.setattr(pw, "_llm_claims", lambda name: [claim])
+    contrasts, source = pw.contrasts_for(load_scenario("fishery/llm_societies")[0])
+    assert [c.name for c in contrasts] == ["altruism_ratio=0.0 vs 1.0 at growth_rate=0.6"]
+    assert source == "the 1 contrast(s) its declared claims name"
+
+
 def test_the_rule_stand_in_seats_no_language_model():
     from mesa_dilemmas.dilemmas import game_model
     from mesa_dilemmas.scenarios.config import validate

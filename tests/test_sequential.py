@@ -160,6 +160,11 @@ def test_run_until_stops_when_the_contrast_is_decided(tmp_path):
     ]
     report = (out / "sequential.md").read_text()
     assert "Pocock-type" in report and "stopped at look" in report
+    # run --resume DIR on a sequential run continues its design (here: nothing left to run)
+    code, err = cli_in_process(["run", "fishery/altruism", "--resume", str(out), "--no-progress",
+                                *_sets(HARSH)])  # fmt: skip
+    assert code == 0, err
+    assert json.loads((out / "looks.json").read_text()) == looks
 
 
 def test_a_killed_sequential_run_resumes_the_same_design(tmp_path):

@@ -8,11 +8,12 @@ beside the scenario's fixed one with the LLM estimate (:mod:`mesa_dilemmas.scena
 per-replication calls, tokens and dollars times replications.
 
 **Contrasts.** The claims a game registers for LLM players (``LLM_CLAIMS`` of its
-``mesa_dilemmas.claims`` module) name the scenario that tests them but state no contrast in a
-form a program reads; so the contrasts are the scenario's grid: every level of an axis against
-that axis's first level, with the other axes held at each of their levels (a one-factor
-contrast per cell pair).  Which claims the scenario carries is printed beside them.  A scenario
-without a grid has one condition and no contrast (its claims are about a level, not a
+``mesa_dilemmas.claims`` module) name the scenario that tests them; a claim that also names
+the contrasts it tests (an attribute ``contrasts``: names such as ``"altruism_ratio=0.0 vs 1.0
+at growth_rate=0.6"``) gives those.  The bundled claims name none yet, so the contrasts are the
+scenario's grid: every level of an axis against that axis's first level, with the other axes
+held at each of their levels.  Which claims the scenario carries is printed beside them.  A
+scenario without a grid has one condition and no contrast (its claims are about a level, not a
 difference): it is said so, not sized.
 
 **The outcome** is the game's first run metric (``RUN_METRICS[0]``: the fishery's
@@ -82,8 +83,9 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else repr(value).replace(" ", "")
 
 
-def declared_claims(name: str) -> list[str]:
-    """The statements of the LLM claims registered for the bundled scenario ``name``."""
+def _llm_claims(name: str) -> list[Any]:
+    """The LLM claims (``LLM_CLAIMS`` of every registered claims module) that name the
+    bundled scenario ``name``."""
     from mesa_dilemmas.dilemmas.registry import CLAIMS, extensions
 
     out = []
@@ -92,20 +94,21 @@ def declared_claims(name: str) -> list[str]:
             module = entry.load()
         except Exception:  # noqa: BLE001 - a broken plug-in's claims are not this command's
             continue
-        for claim in getattr(module, "LLM_CLAIMS", ()):
-            if getattr(claim, "scenario", None) == name:
-                out.append(f"{claim.paper} {claim.where}: {claim.statement}")
+        out += [
+            c for c in getattr(module, "LLM_CLAIMS", ()) if getattr(c, "scenario", None) == name
+        ]
     return out
 
 
-def contrasts_for(scenario: Scenario) -> tuple[list[Contrast], str]:
-    """The scenario's contrasts and where they come from (a sentence)."""
+def declared_claims(name: str) -> list[str]:
+    """The statements of the LLM claims registered for the bundled scenario ``name``."""
+    return [f"{c.paper} {c.where}: {c.statement}" for c in _llm_claims(name)]
+
+
+def grid_contrasts(scenario: Scenario) -> list[Contrast]:
+    """Every level of a grid axis against the axis's first level, the other axes (those with
+    two levels or more) held at each of their levels."""
     axes = {k: v for k, v in scenario.grid.items() if len(v) > 1}
-    claims = declared_claims(scenario.name)
-    said = f"{len(claims)} declared claim(s) name this scenario but no machine-readable contrast; "
-    if not axes:
-        why = "the scenario has one condition (no grid axis with two levels)"
-        return [], (said + why) if claims else why
     out: list[Contrast] = []
     for axis, levels in axes.items():
         others = {k: v for k, v in axes.items() if k != axis}  # single levels are fixed
@@ -113,8 +116,27 @@ def contrasts_for(scenario: Scenario) -> tuple[list[Contrast], str]:
             base = dict(zip(others, held, strict=True))
             for level in levels[1:]:
                 out.append(Contrast(axis, {**base, axis: levels[0]}, {**base, axis: level}))
+    return out
+
+
+def contrasts_for(scenario: Scenario) -> tuple[list[Contrast], str]:
+    """The scenario's contrasts and where they come from (a sentence).
+
+    A claim may name the contrasts it tests (an attribute ``contrasts``: names in the form of
+    :attr:`Contrast.name`, ``"altruism_ratio=0.0 vs 1.0 at growth_rate=0.6"``): the grid's
+    contrasts it names are taken.  Otherwise every grid contrast is (:func:`grid_contrasts`)."""
+    claims = _llm_claims(scenario.name)
+    grid = grid_contrasts(scenario)
+    named = {n for c in claims for n in (getattr(c, "contrasts", None) or ())}
+    chosen = [c for c in grid if c.name in named]
+    if chosen:
+        return chosen, f"the {len(chosen)} contrast(s) its declared claims name"
+    said = f"{len(claims)} declared claim(s) name this scenario but no contrast of its grid; "
+    if not grid:
+        why = "the scenario has one condition (no grid axis with two levels)"
+        return [], (said + why) if claims else why
     why = "the grid's conditions: each level of an axis vs its first level"
-    return out, (said + why) if claims else f"no declared claims; {why}"
+    return grid, (said + why) if claims else f"no declared claims; {why}"
 
 
 # -- outcomes and tests ---------------------------------------------------------------------

@@ -178,12 +178,10 @@ def operating(fractions: Sequence[float], bounds: Sequence[float], drift: float)
     """Crossing probabilities at ``drift`` (the mean of ``Z`` at the full size: ``d sqrt(n/2)``
     for a two-sample contrast of ``n`` per arm)."""
     walk = _Walk(drift)
-    stop, alive = [], 1.0
+    stop = []
     for t, c in zip(fractions, bounds, strict=True):
-        p = walk.cross(t, c)
-        stop.append(p)
+        stop.append(walk.cross(t, c))
         walk.advance(t, c)
-        alive = float(np.sum(walk.f)) if walk.f is not None else alive
     power = float(sum(stop))
     used = sum(p * t for p, t in zip(stop, fractions, strict=True)) + (1 - power) * fractions[-1]
     return Operating(power, float(used), stop)
@@ -622,10 +620,6 @@ def format_report(
         ),
     ]
     return "\n".join(lines)
-
-
-def print_outcome(outcome: SequentialOutcome, file: Any = None) -> None:
-    print(outcome.report, file=file or sys.stdout)
 
 
 @dataclass(frozen=True)
