@@ -184,7 +184,10 @@ def test_cultural_groups_and_trait_sets_measure_what_their_words_say(tmp_path, l
 
 def test_a_position_biased_model_fails_and_is_flagged(tmp_path, llm_env):  # noqa: F811
     cases = [c for c in persona_cases("port_of_mars") if c.label in ("cooperative", "selfish")]
-    cases.append(PersonaCase("port_of_mars", "svo15", "Your SVO angle is 15.", {"svo_slider": 15}))
+    cases += [
+        PersonaCase("port_of_mars", f"svo{a}", f"Your SVO angle is {a}.", {"svo_slider": a})
+        for a in (15, 30)
+    ]
     settings = LLMSettings.from_table({"answer_mode": "tags"})
     with WireServer(responder=first_option) as server:
         rows = check(f"openai:m@{server.url}/v1", cases, samples=3, settings=settings)
@@ -198,11 +201,15 @@ def test_a_position_biased_model_fails_and_is_flagged(tmp_path, llm_env):  # noq
     assert got[("cooperative", "prosociality")]["window_overlaps"] == ""
     # the first SVO options measure 30.47 degrees: prosocial, neither altruistic nor competitive
     assert got[("cooperative", "svo_slider")]["mean"] == pytest.approx(30.47, abs=0.01)
-    # svo15's pass window [0, 30] meets neither category window: no target overlap with them,
-    # but its measured interval is theirs
-    assert got[("svo15", "svo_slider")]["ci_overlaps"] == "cooperative;selfish"
+    assert got[("selfish", "svo_slider")]["ci_overlaps"] == "cooperative"
+    # svo15 passes in [0, 30], svo30 in [15, 45]; both measured 30.47 (svo30 passes, svo15 not)
+    assert got[("svo15", "svo_slider")]["verdict"].startswith("fail")
+    assert got[("svo30", "svo_slider")]["verdict"].startswith("pass")
+    assert got[("svo15", "svo_slider")]["window_overlaps"] == "svo30"
+    assert got[("svo15", "svo_slider")]["ci_overlaps"] == "svo30"  # not the category personas
     flagged = flag_overlaps([dict(r, window_overlaps="", ci_overlaps="") for r in rows])
     assert ("port_of_mars", "prosociality", "cooperative", "selfish", "measured") in flagged
+    assert ("port_of_mars", "svo_slider", "svo15", "svo30", "targets+measured") in flagged
 
 
 def test_overlapping_value_windows_are_flagged():

@@ -133,7 +133,8 @@ def markdown(table: pd.DataFrame, title: str) -> str:
 
 def write(statements: pd.DataFrame, out: Path, name: str, rule: str) -> list[Path]:
     """``<name>_statements.csv`` (one row per statement), ``<name>_by_seat.csv``,
-    ``<name>_by_run.csv``, ``<name>_by_kind.csv`` and ``<name>.md`` (``rule``: how statements
+    ``<name>_by_run.csv``, ``<name>_by_kind.csv``, ``<name>_by_label.csv`` (when statements
+    carry a persona ``label``) and ``<name>.md`` (``rule``: how statements
     are read and judged, printed above the tables) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     tables = {
@@ -141,6 +142,8 @@ def write(statements: pd.DataFrame, out: Path, name: str, rule: str) -> list[Pat
         "by_run": summarise(statements, ["run", "seat_kind"]),
         "by_seat": summarise(statements, ["run", "seat", "seat_kind"]),
     }
+    if "label" in statements.columns:  # a persona label (Port of Mars: svo-15, a group, ...)
+        tables["by_label"] = summarise(statements, ["seat_kind", "label"])
     paths = [out / f"{name}_statements.csv"]
     statements.to_csv(paths[0], index=False)
     for key, table in tables.items():
@@ -156,6 +159,11 @@ def write(statements: pd.DataFrame, out: Path, name: str, rule: str) -> list[Pat
                 rule,
                 "",
                 markdown(tables["by_kind"], "## By seat kind"),
+                *(
+                    [markdown(tables["by_label"], "## By persona label")]
+                    if "by_label" in tables
+                    else []
+                ),
                 markdown(tables["by_seat"], "## By seat"),
             ]
         )

@@ -286,7 +286,8 @@ def _overlap(a: tuple[float, float], b: tuple[float, float], *, closed: bool = T
 
 def flag_overlaps(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, str, str]]:
     """Mark the personas an instrument is meant to tell apart but does not: for each game and
-    instrument, every pair whose targets differ (another category, or another value) and whose
+    instrument, every pair whose targets are of one kind (two values, such as two SVO angles, or
+    two categories, such as two cultural groups) and differ, and whose
     pass windows overlap (``window_overlaps``: a pass for both does not show them apart) or
     whose measured 95% intervals overlap (``ci_overlaps``: this model did not tell them apart).
     Returns the flagged pairs as (game, instrument, persona, persona, kinds)."""
@@ -295,10 +296,14 @@ def flag_overlaps(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, str, 
         for b in rows[i + 1 :]:
             if (a["game"], a["instrument"]) != (b["game"], b["instrument"]):
                 continue
-            if a["target"] == b["target"]:
-                continue  # the same target: nothing to tell apart
-            kinds = []
             categories = isinstance(a["target"], str) and isinstance(b["target"], str)
+            if (
+                a["target"] == b["target"]
+                or categories != isinstance(b["target"], str)
+                or (categories != isinstance(a["target"], str))
+            ):
+                continue  # the same target, or a value and a category: not meant to be told apart
+            kinds = []
             windows = (a["pass_low"], a["pass_high"]), (b["pass_low"], b["pass_high"])
             if _overlap(*windows, closed=not categories):
                 kinds.append("targets")
