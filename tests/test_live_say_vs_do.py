@@ -260,3 +260,21 @@ def test_scripted_llm_proposals(tmp_path, llm_env, capsys):  # noqa: F811
         effort = efforts[(str(seed_of[r["run"]]), int(r["seat"]), int(r["round"]) + 1)]
         assert r["allowed_effort"] == pytest.approx(allowed)
         assert (effort <= allowed) == (r["status"] == "kept")
+
+
+def test_a_rule_turn_by_turn_meeting_is_read_from_the_replayed_words(tmp_path, capsys):
+    out = tmp_path / "turns"
+    run(
+        ["port_of_mars/communication", "--set", "replications=2", "--set", "grid.meeting=[true]"]
+        + ["--set", "meeting_turns=1", "--out", str(out)]
+    )
+    capsys.readouterr()
+    assert main(["analyse", "pledges", str(out)]) == 0
+    table = pd.read_csv(out / "analysis" / "pledges_statements.csv")
+    assert set(table["source"]) == {"speak"} and len(table) > 0
+    # the rule seat's sentence names its plan: "I plan to put N coins into port health ..."
+    amounts = table["text"].str.extract(r"put (\d+) coins")[0].astype(float)
+    pledged = table["parse"] == "pledge"
+    assert (amounts[pledged] == table.loc[pledged, "amount"]).all()
+    judged = table[table["status"].isin(["kept", "broken"])]
+    assert ((judged["invested"] >= judged["amount"]) == (judged["status"] == "kept")).all()

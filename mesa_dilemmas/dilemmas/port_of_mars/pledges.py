@@ -16,6 +16,8 @@ Where the pledges come from, for each run of a finished run directory:
     not keep: for a run without an LLM record they are read by replaying the run from its
     ``config.toml`` and seed (rule players only: free and deterministic), and the replay must
     give every seat's recorded coins to port health, round by round, or the analysis stops.
+    A turn-by-turn meeting of rule seats is replayed the same way, and each rule seat's
+    utterance is a ``speak`` statement read like an LLM seat's.
 
 Reading a pledge from words (``speak``, ``writer-llm``; :func:`read_pledge`): the statement's
 sentences that speak in the first person (I, I'll, I'm, I can, me, my) and mention health are
@@ -112,18 +114,22 @@ def _seats(runs: pd.DataFrame) -> dict[int, list[dict[str, Any]]]:
     return {int(r["RunId"]): json.loads(r["players_json"]) for _, r in runs.iterrows()}
 
 
-def replay_pledges(run_dir: Path) -> dict[tuple[int, int], dict[str, int]]:
-    """(run id, round) -> the rule writer's pledges (role -> coins), by replaying every run of
-    a rule-only run directory from its config and seed; checked against the recorded coins to
-    port health of every seat in every round (a mismatch raises ValueError)."""
+def replay_pledges(run_dir: Path) -> dict[tuple[int, int], dict[str, int] | str]:
+    """(run id, round) -> the rule writer's pledges (role -> coins), or the conversation of a
+    turn-by-turn meeting (the rule seats' own words), by replaying every run of a rule-only run
+    directory from its config and seed; checked against the recorded coins to port health of
+    every seat in every round (a mismatch raises ValueError)."""
     scenario, runs, _ = load_run(run_dir)
-    out: dict[tuple[int, int], dict[str, int]] = {}
+    out: dict[tuple[int, int], dict[str, int] | str] = {}
     for _, row in runs.iterrows():
         model = replay_model(scenario, row)
         while model.running and model.steps < scenario["max_steps"]:
             model.step()
+            key = (int(row["RunId"]), int(model.round))
             if model.pledges:
-                out[(int(row["RunId"]), int(model.round))] = dict(model.pledges)
+                out[key] = dict(model.pledges)
+            elif model.p.meeting_turns and model.meeting_conversation:
+                out[key] = model.meeting_conversation
         recorded = {p["role"]: p["health_coins_by_round"] for p in json.loads(row["players_json"])}
         replayed = {p.role: list(p.health_coins_by_round) for p in model.seats}
         if replayed != recorded:
@@ -158,8 +164,13 @@ def statements(run_dir: Path) -> pd.DataFrame:
 
     decisions = llm_decisions(run_dir)
     if decisions is None:
-        for (run, round_), pledges in sorted(replay_pledges(run_dir).items()):
-            for role, coins in pledges.items():
+        for (run, round_), said in sorted(replay_pledges(run_dir).items()):
+            if isinstance(said, str):  # a turn-by-turn meeting: each utterance, own words
+                for line in said.splitlines():
+                    role, _, text = line.partition(": ")
+                    add(run, round_, role, "speak", text, *read_pledge(text))
+                continue
+            for role, coins in said.items():
                 text = f"{role}: pledges {coins} coins to port health"
                 add(run, round_, role, "writer-rule", text, "pledge", int(coins))
     else:
