@@ -16,8 +16,8 @@ held at each of their levels.  Which claims the scenario carries is printed besi
 scenario without a grid has one condition and no contrast (its claims are about a level, not a
 difference): it is said so, not sized.
 
-**The outcome** is the game's first run metric (``RUN_METRICS[0]``: the fishery's
-``survival_time``, Port of Mars's ``survived``) or ``--metric``; its kind decides the test:
+**The outcome** is the game's first run metric (``RUN_METRICS[0]``: a survival time, a
+0/1 survival, ...) or ``--metric``; its kind decides the test:
 
 * ``proportion`` (every value 0 or 1): the pooled two-proportion z-test; Cohen's
   ``h = 2 asin sqrt(p1) - 2 asin sqrt(p2)``, replications from statsmodels' ``NormalIndPower``;
@@ -347,7 +347,11 @@ def size_from_runs(
         raise ConfigError(f"--metric: {metric!r} is not a column of the {where} runs; have: {have}")
     kind = kind or outcome_kind(runs[metric], cap)
     out = []
-    for i, c in enumerate(contrasts):
+    for c in contrasts:
+        if c.axis not in runs:  # e.g. the model an LLM seat calls, which a rule stand-in lacks
+            why = f"{where}: does not vary {c.axis}"
+            out.append(ContrastSize(c, kind, math.nan, why, None))
+            continue
         a, b = contrast_arms(runs, c, metric)
         if len(a) < 2 or len(b) < 2:
             out.append(
@@ -361,7 +365,7 @@ def size_from_runs(
             label = "h"
         elif kind == "survival":
             effect = cohen_d(a, b)
-            n = n_by_simulation(a, b, power, alpha, seed=seed + i)
+            n = n_by_simulation(a, b, power, alpha, seed=seed)
             label = "d"
         else:
             effect = cohen_d(a, b)
@@ -407,7 +411,14 @@ def rule_standin(raw: dict[str, Any], model_cls: type) -> dict[str, Any]:
     out["params"] = {k: v for k, v in params.items() if k not in names and k != "players"}
     if found:
         out["params"]["players"] = found
-    out["grid"] = {k: v for k, v in grid.items() if k not in names and k != "players"}
+    out["grid"] = {  # shorthands, populations and LLM settings: none of them plays here
+        k: v
+        for k, v in grid.items()
+        if k not in names
+        and k != "players"
+        and not k.startswith("llm.")
+        and not isinstance(v, dict)
+    }
     return out
 
 
@@ -513,7 +524,12 @@ def format_design_table(
 def format_sizes(sizes: list[ContrastSize], power: float, alpha: float) -> str:
     lines = [f"replications per cell for {power:.0%} power at two-sided alpha = {alpha:g}:"]
     for s in sizes:
-        need = "cannot be sized (no effect)" if s.n is None else f"{s.n:,}"
+        if s.n is not None:
+            need = f"{s.n:,}"
+        elif math.isfinite(s.effect) or "does not vary" not in s.source:
+            need = "cannot be sized (no effect)"
+        else:
+            need = "cannot be sized"
         means = "" if s.means is None else f"; means {s.means[0]:.3g} vs {s.means[1]:.3g}"
         lines.append(f"  {s.contrast.name}: {need}  ({s.kind}, {s.source}{means})")
     return "\n".join(lines)
