@@ -432,6 +432,10 @@ def test_a_guesser_scores_at_chance_and_the_gate_holds_it(tmp_path, llm_env, cap
             [spec], settings.model_copy(update={"on_low_comprehension": "stop"}), "public_goods"
         )
     comprehension_gate([spec], LLMSettings(), "public_goods")  # unset: nothing checked
+    with pytest.raises(LLMConfigError, match="nosuch has no comprehension battery"):
+        comprehension_gate(
+            [spec], settings.model_copy(update={"on_low_comprehension": "stop"}), "nosuch"
+        )
 
 
 def test_invalid_answers_are_asked_again_and_counted_never_filled_in(tmp_path, llm_env, capsys):  # noqa: F811

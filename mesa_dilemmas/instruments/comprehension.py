@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from mesa_dilemmas.dilemmas.comprehension import Item
+    from mesa_dilemmas.dilemmas.comprehension import Item, Skill
     from mesa_dilemmas.llm.settings import LLMSettings
 
 HELP = "does a model understand a game: questions with answers computed from its rules"
@@ -87,6 +87,16 @@ ITEM_COLUMNS = (
 
 #: the row of a game's whole battery in the per-skill table
 ALL = "all"
+
+
+def __getattr__(name: str) -> Any:
+    """The item types, from the games' shared core (imported when first asked for, so this
+    module stays light)."""
+    if name in ("Item", "Skill"):
+        from mesa_dilemmas.dilemmas import comprehension
+
+        return getattr(comprehension, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the batteries -----------------------------------------------------------------------------
@@ -410,6 +420,8 @@ def comprehension_gate(specs: Iterable[str], settings: LLMSettings, game: str) -
     result or below the minimum stops the run (an :class:`LLMConfigError` of one line, every
     such model named) with ``on_low_comprehension = "stop"``, or is printed as a warning on
     stderr with ``"warn"``."""
+    from mesa_dilemmas.dilemmas.comprehension import COMPREHENSION_GROUP
+    from mesa_dilemmas.dilemmas.registry import extensions
     from mesa_dilemmas.llm.errors import LLMConfigError
 
     minimum = settings.min_comprehension
@@ -417,6 +429,9 @@ def comprehension_gate(specs: Iterable[str], settings: LLMSettings, game: str) -
         return
     variant = settings.prompt_variant
     problems = []
+    if game not in extensions(COMPREHENSION_GROUP):
+        problems.append(f"{game} has no comprehension battery, so no model can be held to it")
+        specs = ()
     for spec in sorted(set(specs)):
         label = model_label(spec)
         result = load_result(settings, spec, game, variant)
@@ -604,6 +619,8 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
 
 __all__ = [
     "ALL",
+    "Item",
+    "Skill",
     "COLUMNS",
     "ask",
     "battery_games",
