@@ -319,7 +319,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--until",
         metavar="SPEC",
         help="add replications in batches until every contrast is decided: "
-        "'decided[,max=N,batch=B,alpha=0.05,spending=obf|pocock,metric=NAME]' "
+        "'decided[,max=N,batch=B,alpha=0.05,spending=obf|pocock,metric=NAME,outcome=KIND]' "
         "(group-sequential, alpha spending; docs/power.md)",
     )
     p.add_argument(

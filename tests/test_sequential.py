@@ -71,6 +71,7 @@ def test_normal_theory_of_the_design():
         ("decided,alpha=0.7", "--until alpha: must be in (0, 0.5)"),
         ("decided,spending=linear", "--until spending: expected 'obf' or 'pocock'"),
         ("decided,batch=x", "--until batch: expected a whole number"),
+        ("decided,outcome=rank", "--until outcome: expected 'mean', 'proportion' or 'survival'"),
     ],
 )
 def test_bad_until_specs_name_the_field(text, message):
@@ -150,6 +151,7 @@ def test_run_until_stops_when_the_contrast_is_decided(tmp_path):
     looks = json.loads((out / "looks.json").read_text())
     design = json.loads((out / "sequential.json").read_text())
     assert design["until"] == "decided,max=24,batch=8,alpha=0.05,spending=pocock"
+    assert design["kind"] == "survival"  # read off the first look, kept for the next and a resume
     assert design["boundaries"] == pytest.approx(sq.boundaries([1 / 3, 2 / 3, 1], 0.05, "pocock"))
     assert len(looks) < 3  # all-altruistic groups outlive selfish ones by far in a harsh lake
     last = looks[-1]["contrasts"][0]

@@ -206,13 +206,16 @@ def fixed_drift(alpha: float, power: float) -> float:
 
 @dataclass(frozen=True)
 class Spec:
-    """``--until decided[,max=N,batch=B,alpha=A,spending=obf|pocock,metric=NAME]``."""
+    """``--until decided[,max=N,batch=B,alpha=A,spending=obf|pocock,metric=NAME,outcome=KIND]``."""
 
     max: int
     batch: int
     alpha: float = 0.05
     spending: Spending = "obf"
     metric: str | None = None
+    #: the outcome's kind (``mean``, ``proportion``, ``survival``); None: read off the first
+    #: look's runs and kept in ``sequential.json`` for every later look and a resume
+    outcome: str | None = None
 
     def looks(self) -> list[int]:
         """Replications per cell at each look (the last look at ``max``)."""
@@ -228,11 +231,13 @@ class Spec:
     def text(self) -> str:
         return (
             f"decided,max={self.max},batch={self.batch},alpha={self.alpha:g},"
-            f"spending={self.spending}" + (f",metric={self.metric}" if self.metric else "")
+            f"spending={self.spending}"
+            + (f",metric={self.metric}" if self.metric else "")
+            + (f",outcome={self.outcome}" if self.outcome else "")
         )
 
 
-SPEC_KEYS = ("max", "batch", "alpha", "spending", "metric")
+SPEC_KEYS = ("max", "batch", "alpha", "spending", "metric", "outcome")
 
 
 def parse_until(text: str, default_max: int) -> Spec:
@@ -280,7 +285,12 @@ def parse_until(text: str, default_max: int) -> Spec:
     spending = fields.get("spending", "obf")
     if spending not in ("obf", "pocock"):
         raise ValueError(f"--until spending: expected 'obf' or 'pocock' (got {spending!r})")
-    return Spec(top, batch, alpha, spending, fields.get("metric") or None)  # type: ignore[arg-type]
+    outcome = fields.get("outcome") or None
+    if outcome is not None and outcome not in ("mean", "proportion", "survival"):
+        raise ValueError(
+            f"--until outcome: expected 'mean', 'proportion' or 'survival' (got {outcome!r})"
+        )
+    return Spec(top, batch, alpha, spending, fields.get("metric") or None, outcome)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -552,8 +562,12 @@ def run_until(
         batch_runs["batch"] = number
         frames.append(batch_runs)
         runs = pd.concat(frames, ignore_index=True)
-        if kind is None:
-            kind = outcome_kind(runs[metric], scenario.max_steps)
+        if kind is None:  # one test for every look: the spec's, the saved one, or the first look's
+            kind = spec.outcome or (saved or {}).get("kind")
+            kind = kind or outcome_kind(runs[metric], scenario.max_steps)
+            if design.get("kind") != kind:
+                design["kind"] = kind
+                _write_json(out / "sequential.json", {**(saved or {}), **design})
         results: dict[str, tuple[int, int, float, float]] = {}
         for c in contrasts:
             a, b = contrast_arms(runs, c, metric)
