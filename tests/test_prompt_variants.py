@@ -377,6 +377,11 @@ def test_set_and_grid_reach_the_llm_players():
         load_scenario("fishery/prompt_variants", ["grid.llm.prompt_varient=[1]"])
     with pytest.raises(ConfigError, match=r"grid\.llm\.prompt_variant\[1\]: llm\.prompt_variant"):
         load_scenario("fishery/prompt_variants", ["grid.llm.prompt_variant=[0, -2]"])
+    with pytest.raises(ConfigError, match=r"llm\.prompt_variant: 6 is beyond the 6 wordings"):
+        load_scenario("fishery/prompt_variants", ["llm.prompt_variant=6"])  # before any call
+    with pytest.raises(ConfigError, match=r"prompt_variant: 9 is beyond the 6 wordings"):
+        load_scenario("fishery/prompt_variants", ["grid.llm.prompt_variant=[0, 9]"])
+    assert prompts.game_wordings("public_goods") == len(GENERIC_VARIANTS)
     with pytest.raises(
         ConfigError, match=r"grid\.llm\.prompt_variant: the players table has no llm group"
     ):

@@ -14,7 +14,9 @@ The parts the rest of the project uses:
   the run's session file travels with the work; no environment variable);
 - :class:`LLMSettings` -- the scenario's ``[llm]`` table;
 - :class:`LLMConfigError`, :class:`BudgetExceeded`, :class:`ReplayMiss`;
-- :func:`register_templates` -- prompt templates per decision kind.
+- :func:`register_templates` -- prompt templates per decision kind, each with its frozen
+  wordings (``[llm] prompt_variant``; :func:`variant_system` gives a game's system text in one,
+  :class:`VariantError` names a template that lacks it; see ``docs/prompt_variants.md``).
 
 See ``docs/llm.md``.
 """
@@ -35,7 +37,13 @@ from mesa_dilemmas.llm.errors import (
     ReplayMiss,
 )
 from mesa_dilemmas.llm.policy import LLMPolicy
-from mesa_dilemmas.llm.prompts import Template, register_template, register_templates
+from mesa_dilemmas.llm.prompts import (
+    Template,
+    VariantError,
+    register_template,
+    register_templates,
+    variant_system,
+)
 from mesa_dilemmas.llm.settings import LLMSettings
 from mesa_dilemmas.llm.specs import parse_spec
 
@@ -50,6 +58,7 @@ __all__ = [
     "ProviderRejected",
     "ReplayMiss",
     "Template",
+    "VariantError",
     "bundled_model_path",
     "make_policy",
     "parse_spec",
@@ -57,6 +66,7 @@ __all__ = [
     "register_template",
     "register_templates",
     "session",
+    "variant_system",
 ]
 
 
@@ -73,7 +83,8 @@ def make_policy(
 
     Settings come from, in order: ``settings``, the active run session (what the
     scenario's ``[llm]`` table said), the defaults; keyword ``overrides`` replace
-    single fields (``temperature=0.2``, ``answer_mode="native"``).  ``model``
+    single fields (``temperature=0.2``, ``answer_mode="native"``, ``prompt_variant=2``: the
+    policy renders every prompt in that wording and the run record names it per call).  ``model``
     completes a bare provider (``make_policy("anthropic", model="claude-...")``:
     the scenario's ``provider = ...`` / ``model = ...`` pair).  ``run_seed`` is
     for a narrator policy, which has no model to read the seed from.  With

@@ -330,6 +330,17 @@ def variant_count(kind: str, templates_dir: str | None = None) -> int:
     return template.k if isinstance(template, Template) else 1
 
 
+def game_wordings(game_prefix: str, templates_dir: str | None = None) -> int:
+    """How many wordings every prompt of a game has: the fewest among its registered templates
+    (those of a scenario's ``templates_dir`` first) and the generic prompt (which its decisions
+    without a template get).  A ``prompt_variant`` below it renders every decision."""
+    kinds = {k for k in _REGISTRY if k.startswith(f"{game_prefix}.")}
+    if templates_dir:
+        kinds |= {k for k in _scenario_templates(templates_dir) if k.startswith(f"{game_prefix}.")}
+    counts = [variant_count(k, templates_dir) for k in sorted(kinds)]
+    return min([len(GENERIC_VARIANTS), *counts])
+
+
 def variant_system(
     game_prefix: str,
     variant: int = 0,

@@ -305,6 +305,44 @@ def llm_axes_to_players(scenario: Scenario, model_cls: type) -> Scenario:
     return scenario.model_copy(update={"params": params, "grid": grid})
 
 
+def check_prompt_variants(scenario: Scenario, model_cls: type) -> None:
+    """Every ``prompt_variant`` the scenario asks for (``[llm]``, a group's ``llm_options``, a
+    sweep) is a wording every prompt of the game has -- checked now, not at the first call."""
+    tables = [scenario.params.get("players"), *scenario.grid.get("players", [])]
+    asked: list[tuple[str, Any]] = []
+    if "prompt_variant" in scenario.llm:
+        asked.append(("llm.prompt_variant", scenario.llm["prompt_variant"]))
+    for table in tables:
+        for group in _groups_of(table):
+            options = group.get("llm_options") or {}
+            if group.get("llm") is not None and "prompt_variant" in options:
+                asked.append(("llm_options.prompt_variant", options["prompt_variant"]))
+    asked = [(w, v) for w, v in asked if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if not asked:
+        return
+    from mesa_dilemmas.llm.population import register_game_prompts
+    from mesa_dilemmas.llm.prompts import game_wordings
+
+    register_game_prompts(model_cls)
+    prefix = getattr(model_cls, "GAME", scenario.game)
+    k = game_wordings(prefix, scenario.llm.get("templates_dir"))
+    for where, variant in asked:
+        if variant >= k:
+            raise ConfigError(
+                f"{where}: {variant} is beyond the {k} wordings (0..{k - 1}) every prompt of "
+                f"{scenario.game} has"
+            )
+
+
+def _groups_of(table: Any) -> list[dict[str, Any]]:
+    if hasattr(table, "model_dump"):
+        table = table.model_dump(exclude_defaults=True)
+    if not isinstance(table, dict):
+        return []
+    roles = table.get("roles") if isinstance(table.get("roles"), dict) else {}
+    return [g for g in [*table.get("groups", []), *roles.values()] if isinstance(g, dict)]
+
+
 def _with_llm_options(table: Any, options: dict[str, Any], axis: str) -> dict[str, Any]:
     """A players table with ``options`` in every LLM group's and role's ``llm_options``."""
     if hasattr(table, "model_dump"):
@@ -362,6 +400,7 @@ def _validate(raw: dict[str, Any]) -> tuple[Scenario, BaseModel]:
             }
         )
     scenario = llm_axes_to_players(scenario, model_cls)
+    check_prompt_variants(scenario, model_cls)
     if uses_model_params:
         schema = params_model(model_cls)
         allowed = sorted(schema.model_fields)
