@@ -26,23 +26,25 @@ offered, as in the group-sequential literature (Jennison and Turnbull 2000, ch. 
 
 A boundary ``c_k`` solves ``P(|Z_j| < c_j for j < k, |Z_k| >= c_k) = a(t_k) - a(t_{k-1})`` under
 the null, where ``Z_1 .. Z_K`` are the look statistics of a Brownian motion in information
-(``corr(Z_i, Z_j) = sqrt(t_i / t_j)``).  No maintained Python package on PyPI offers
-alpha-spending boundaries (``statsmodels`` has none; ``gsdesign`` 0.1 ships only the numerical
-integration primitives; ``sequential-analysis`` 0.4 bundles them inside a much larger, months-old
-library), so they are computed here by the recursive numerical integration of Armitage,
-McPherson and Rowe (1969) as Jennison and Turnbull (ch. 19) give it: the density of the score
-``S_k = Z_k sqrt(t_k)`` on the continuation region, carried from look to look on a Simpson grid.
+(``corr(Z_i, Z_j) = sqrt(t_i / t_j)``).  ``statsmodels`` has no alpha-spending boundaries;
+on PyPI, ``gsdesign`` 0.1 ships only the numerical-integration primitives and
+``sequential-analysis`` 0.4 (first released this year) has them inside a library of much wider
+scope.  Rather than a young dependency for some 60 lines of numerics, they are computed here by
+the recursive numerical integration of Armitage, McPherson and Rowe (1969) as Jennison and
+Turnbull (ch. 19) give it: the density of the score ``S_k = Z_k sqrt(t_k)`` on the continuation
+region, carried from look to look on a Simpson grid.
 ``tests/test_sequential.py`` checks the boundaries against published tables and the total
 crossing probability against scipy's multivariate normal (Genz's algorithm), an independent
 computation.
 
 **The statistic** of a contrast at a look is its test's two-sided p-value turned into a normal
-score, ``z = sign(effect) Phi^-1(1 - p/2)`` -- Welch's t (means), the pooled two-proportion z
-(a 0/1 outcome), Mann-Whitney (a survival time censored at the round cap, or a rank:
-:func:`mesa_dilemmas.scenarios.power.contrast_test`) -- so small early looks are not treated
-as if their t were normal.  ``benchmarks/bench_sequential.py`` measures the type-I error over
-thousands of null studies drawn from rule-player runs and the runs saved against the fixed
-design of equal power.
+score, ``z = sign Phi^-1(1 - p/2)`` (the sign: the direction of the test's own statistic):
+Welch's t (means), the pooled two-proportion z (a 0/1 outcome), Mann-Whitney (a survival time
+censored at the round cap; :func:`mesa_dilemmas.scenarios.power.contrast_z`).  ``outcome=`` or
+the first look's runs choose the test and ``sequential.json`` keeps the choice; small early
+looks are not treated as if their t were normal.  ``benchmarks/bench_sequential.py`` measures
+the type-I error over thousands of null studies drawn from rule-player runs and the runs saved
+against the fixed design of equal power.
 
 **The run directory** (``--out DIR``) holds ``sequential.json`` (the design: spec, boundaries,
 contrasts, the seed of each batch), ``looks.json`` (every look: number, runs per cell, each
@@ -623,16 +625,19 @@ def format_report(
                 f"{z}  {c['boundary']:.3f}  {c['decision']}"
             )
     done = len(decided) == len(design["contrasts"])
-    lines += [
-        "",
-        (
+    if done and n_used < spec.max:
+        end = (
             f"stopped at look {len(looks)} of {len(spec.looks())}: every contrast decided with "
             f"{n_used} of at most {spec.max} replications per cell"
-            if done and n_used < spec.max
-            else f"ran to the cap: {n_used} replications per cell; decided "
-            f"{len(decided)} of {len(design['contrasts'])} contrasts"
-        ),
-    ]
+        )
+    elif done:
+        end = f"every contrast decided by the last look ({n_used} replications per cell)"
+    else:
+        end = (
+            f"ran to the cap: {n_used} replications per cell; decided {len(decided)} of "
+            f"{len(design['contrasts'])} contrasts (the rest: no effect at alpha)"
+        )
+    lines += ["", end]
     return "\n".join(lines)
 
 
