@@ -373,6 +373,12 @@ def test_set_and_grid_reach_the_llm_players():
         (t["groups"][0]["llm"], t["groups"][0]["llm_options"]["prompt_variant"])
         for t in two.grid["players"]
     ] == [("local", 1), ("local", 3), ("openai:gpt-4o-mini", 1), ("openai:gpt-4o-mini", 3)]
+    societies, _ = load_scenario("fishery/llm_societies", ["grid.llm.prompt_variant=[0, 2]"])
+    assert list(societies.grid) == ["growth_rate", "altruism_ratio", "players"]  # beside llm=[..]
+    assert [t["groups"][0]["llm_options"] for t in societies.grid["players"]] == [
+        {"prompt_variant": 0},
+        {"prompt_variant": 2},
+    ]
     with pytest.raises(ConfigError, match=r"grid\.llm\.prompt_varient: unknown LLM setting"):
         load_scenario("fishery/prompt_variants", ["grid.llm.prompt_varient=[1]"])
     with pytest.raises(ConfigError, match=r"grid\.llm\.prompt_variant\[1\]: llm\.prompt_variant"):

@@ -592,13 +592,12 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
     for item in overrides:
         path, value = parse_override(item)
+        if path[:2] == ["grid", "llm"] and len(path) == 3:  # a sweep of an LLM setting: flat,
+            path = ["grid", f"{LLM_AXIS_PREFIX}{path[2]}"]  # beside a model axis ``grid.llm``
         if path[0] == "llm" and len(path) == 2:  # an LLM setting replaces its sweep
             _drop_llm_axis(out.get("grid"), path[1])
-        if (
-            path[:2] == ["grid", "llm"]
-            and len(path) == 3
-            or (path[0] == "grid" and len(path) == 2 and path[1].startswith(LLM_AXIS_PREFIX))
-        ):  # and a sweep replaces the fixed setting
+        if path[0] == "grid" and len(path) == 2 and path[1].startswith(LLM_AXIS_PREFIX):
+            # and a sweep replaces the fixed setting
             name = path[-1].removeprefix(LLM_AXIS_PREFIX)
             _drop_llm_axis(out.get("grid"), name)
             if isinstance(out.get("llm"), dict):
