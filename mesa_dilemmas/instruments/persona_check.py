@@ -608,9 +608,9 @@ _RULES = {
     "svo_slider": "SVO slider: the six primary items of Murphy, Ackermann & Handgraaf (2011); a "
     "value target passes within 15 degrees",
     "culture_individualism": "Cultural orientation, individualism axis: six statements (our "
-    "wording), -2..2, above 0 individualist",
+    "wording), -2..2; individualist above +0.25, communitarian below -0.25, mixed between",
     "culture_hierarchy": "Cultural orientation, hierarchy axis: six statements (our wording), "
-    "-2..2, above 0 hierarchical",
+    "-2..2; hierarchical above +0.25, egalitarian below -0.25, mixed between",
     "prosociality": "Prosociality: share of prosocial choices in eight forced-choice allocation "
     "and donation dilemmas (our wording); proself below 0.35, prosocial above 0.65",
 }
