@@ -1,7 +1,8 @@
 """Recorded runs and their branches on the compare page: side by side from the fork.
 
 A recorded run is a finished batch run directory of the page's game under the runs folder
-(``runs/`` in the working directory, or ``$MESA_DILEMMAS_RUNS_DIR``); its branches are the
+(``runs/`` in the working directory, ``$MESA_DILEMMAS_RUNS_DIR``, or the folder typed on the
+page); its branches are the
 branch directories (``mesa-dilemmas branch``) that name it as their parent.  The panel lists
 the runs, shows one run and its branches with one chart per quantity (the mean over the
 branched runs per round, aligned on rounds, a dashed rule at each fork) and a table of the
@@ -222,11 +223,12 @@ def BranchPanel(game: str, quantities: tuple[str, ...] = ()) -> None:
     """Pick a recorded run: its branches beside it from the fork; make a new branch.
     ``quantities``: the reporters to chart first (the compare page's), then the game's run
     metrics."""
-    root = runs_root()
+    folder = solara.use_reactive(str(runs_root()))
+    root = Path(folder.value).expanduser()
     parameters, run_metrics = solara.use_memo(lambda: game_choices(game), [game])
     metrics = [*quantities, *(m for m in run_metrics if m not in quantities)]
     refresh = solara.use_reactive(0)
-    runs = solara.use_memo(lambda: recorded_runs(root, game), [refresh.value])
+    runs = solara.use_memo(lambda: recorded_runs(root, game), [folder.value, refresh.value])
     chosen = solara.use_reactive(None)
     at = solara.use_reactive(2)
     key = solara.use_reactive(parameters[0] if parameters else "")
@@ -263,6 +265,7 @@ def BranchPanel(game: str, quantities: tuple[str, ...] = ()) -> None:
 
     with solara.Div(attributes={"data-panel": "branches"}):
         Text("Recorded runs and their branches", tag="h3")
+        solara.InputText("Runs folder", value=folder, continuous_update=False)
         if current is None or family is None:
             Text(
                 f"No recorded {game} run in {root.resolve()} (mesa-dilemmas run ... --out "
