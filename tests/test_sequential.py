@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from cli_runner import cli_in_process
+from llm_fixtures import llm_env  # noqa: F401 - an isolated LLM cache and session
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
@@ -202,3 +203,51 @@ def test_a_killed_sequential_run_resumes_the_same_design(tmp_path):
     resumed = json.loads((out / "looks.json").read_text())
     assert resumed == json.loads((fresh.out_dir / "looks.json").read_text())
     assert "ran to the cap" in done.report
+
+
+LLM_SCENARIO = """
+name = "sequential-llm"
+game = "fishery"
+seed = 5
+replications = 4
+max_steps = 2
+[params]
+n_agents = 3
+llm_agents = 2
+llm = "openai:test-model@{url}/v1"
+[grid]
+altruism_ratio = [1.0, 0.0]
+[llm]
+max_tokens = 64
+"""
+
+
+def test_llm_batches_record_their_calls_and_a_resume_pays_nothing_twice(tmp_path, llm_env):  # noqa: F811
+    """LLM villagers answered by a loopback OpenAI-wire server: each batch is a run with its
+    own LLM record; resuming the finished design reaches the server zero times."""
+    import sqlite3
+
+    from llm_servers.wire import WireServer
+
+    def paid(batch):
+        with sqlite3.connect(f"file:{batch / 'llm_calls.sqlite'}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM calls WHERE source = 'provider'").fetchone()[
+                0
+            ]
+
+    out = tmp_path / "seq"
+    common = dict(run=run_scenario, default_out=default_out_dir, progress=False)
+    with WireServer() as server:
+        scenario = tmp_path / "s.toml"
+        scenario.write_text(LLM_SCENARIO.format(url=server.url))
+        first = sq.run_until(str(scenario), "decided,max=4,batch=2", out_dir=out, **common)
+        requests = server.state.requests
+        batches = sorted((out / "batches").iterdir())
+        assert [b.name for b in batches] == ["01", "02"]  # 2 rounds: every group lives, no stop
+        assert all(paid(b) > 0 for b in batches)
+        assert sum(paid(b) for b in batches) <= requests  # (native mode: a schema probe more)
+        looks = json.loads((out / "looks.json").read_text())
+        sq.run_until(str(scenario), None, resume=out, **common)
+        assert server.state.requests == requests  # nothing paid twice
+        assert json.loads((out / "looks.json").read_text()) == looks
+    assert "ran to the cap: 4 replications per cell" in first.report
