@@ -187,8 +187,17 @@ def test_port_of_mars_llm_communication_prints_replications_and_dollars():
     text = buf.getvalue()
     assert "meeting=False vs True: 393" in text
     assert "1 declared claim(s)" in text and "claim 001 Sec. 4.3" in text
-    line = next(x for x in text.splitlines() if x.startswith("fixed for 80% power"))
-    assert " 393 " in line and " 786 " in line and "$" in line  # 393 per cell x 2 cells
+    rows = {x.split("  ")[0]: x.split() for x in text.splitlines() if x.startswith("fixed ")}
+    bundled = rows["fixed as bundled (50 per cell)"]
+    powered = rows["fixed for 80% power"]
+    assert powered[4:6] == ["393", "786"]  # 393 per cell x 2 cells
+    dollars = [float(x.strip("$").replace(",", "")) for x in (bundled[-2], powered[-2])]
+    calls = [int(x.replace(",", "")) for x in (bundled[-5], powered[-5])]
+    assert dollars[1] == pytest.approx(dollars[0] * 393 / 50, abs=0.01)  # per replication x 393
+    assert calls[1] == pytest.approx(calls[0] * 393 / 50, abs=1)
+    # the price table given: $1 per million input tokens, $4 per million output tokens
+    tokens = [int(x.replace(",", "")) for x in powered[-4:-2]]
+    assert dollars[1] == pytest.approx((tokens[0] + 4 * tokens[1]) / 1e6, abs=0.01)
 
 
 def test_effect_from_rule_plays_the_stand_in_and_sizes_each_contrast(capsys):
