@@ -269,12 +269,15 @@ def test_the_console_runs_two_groups_and_a_time_out_is_recorded(browser, tmp_pat
 
     runs = pd.read_parquet(host.out / "runs.parquet").sort_values("RunId")
     assert runs["state"].tolist() == ["finished", "finished"]
-    assert runs["timeouts"].tolist() == [0, 1]
     decisions = pd.read_parquet(host.out / "decisions.parquet")
     human = decisions[decisions["seat_kind"] == "human"].sort_values(["RunId", "Step"])
-    assert human["timed_out"].astype(bool).tolist() == [False, False, False, True, False, False]
-    late = human[human["timed_out"].astype(bool)]
-    assert (late["response_time_s"] >= 5).all() and late["answered"].astype(bool).all()
+    timed_out = human["timed_out"].astype(bool)
+    # the slow person's first decision ran out; every decision is flagged exactly when it took
+    # longer than the limit (a loaded machine may make the quick one late too: still flagged)
+    assert timed_out.tolist()[3] and runs["timeouts"].tolist()[1] >= 1
+    assert (timed_out == (human["response_time_s"] >= 5)).all()
+    assert runs["timeouts"].tolist() == human.groupby("RunId")["timed_out"].sum().tolist()
+    assert human["answered"].astype(bool).all()  # "wait": the late answers were still taken
     assert set(decisions["seat_kind"]) == {"human", "strategy"}
     agents = pd.read_parquet(host.out / "agents.parquet")
     assert set(agents["seat_kind"]) == {"human", "strategy"}
@@ -329,3 +332,64 @@ def test_one_person_fishes_with_nine_rule_villagers(browser, tmp_path) -> None:
     agents = pd.read_parquet(host.out / "agents.parquet")
     kinds = agents.groupby("seat_kind")["AgentID"].nunique().to_dict()
     assert kinds == {"human": 1, "rule": 9}
+
+
+def test_two_people_and_three_rule_players_play_a_round_of_port_of_mars(browser, tmp_path) -> None:
+    with serve_host(tmp_path, "port_of_mars/two_people", "--set", "max_steps=1") as host:
+        console = console_page(browser, host)
+        people = [Person(browser, host, s["code"]) for s in host.seats()]
+        for p in people:
+            p.join()
+        console.get_by_role("button", name="Start all").click()
+
+        def answer(i: int, p: Person, kind: str) -> None:
+            name = kind.rsplit(".", 1)[-1]
+            if name == "health_plan":
+                p.type(str(3 + i))
+            elif name == "invest":  # a box per resource, all optional
+                p.type("2", "answer.port_health")
+                if i == 0:
+                    screenshot(p.page, "port_of_mars_invest")
+            elif name == "trade_offer" and i == 0:  # one offer, asking for one unit
+                p.page.locator("[data-field='answer']").get_by_role("button", name="add").click()
+                p.page.wait_for_selector("[data-field='answer.0.to']")
+                p.page.locator("[data-field='answer.0.to'] .v-btn").last.click()
+                p.synced()
+                box = p.page.locator("[data-field^='answer.0.receive.'] input[type='text']")
+                box.first.fill("1")
+            elif name in ("trade_offer", "discard"):  # lists left empty: no offer, no discard
+                pass
+            else:  # a choice: a goal card, a reply to an offer, ...
+                p.page.locator("[data-field='answer'] .v-btn").first.click()
+                p.synced()
+
+        # the phases ask both people at once; a reply to an offer is asked of one person
+        seen: list[list[str]] = [[], []]
+        deadline = time.monotonic() + 120
+        while not all(p.attr("state") == "finished" for p in people):
+            assert time.monotonic() < deadline, seen
+            for i, p in enumerate(people):
+                if p.attr("state") != "deciding" or not p.attr("pending"):
+                    continue
+                kind = str(p.page.locator("[data-decision]").get_attribute("data-decision"))
+                seen[i].append(kind)
+                answer(i, p, kind)
+                p.submit()
+            time.sleep(0.1)
+        for i in range(2):
+            assert {"port_of_mars.health_plan", "port_of_mars.invest"} <= set(seen[i])
+        for p in people:
+            p.page.wait_for_selector("[data-state='finished']")
+        console.wait_for_selector("[data-group='0'][data-group-state='finished']")
+        assert all(not p.errors for p in people)
+
+    decisions = pd.read_parquet(host.out / "decisions.parquet")
+    human = decisions[decisions["seat_kind"] == "human"]
+    first = human[human["AgentID"] == human["AgentID"].min()].set_index("kind")["answer"]
+    assert json.loads(first["port_of_mars.health_plan"]) == 3
+    invested = json.loads(first["port_of_mars.invest"])  # the spec fills what was left blank
+    assert invested["port_health"] == 2 and sum(invested.values()) == 2
+    (offer,) = json.loads(first["port_of_mars.trade_offer"])
+    assert sum(offer["receive"].values()) == 1
+    agents = pd.read_parquet(host.out / "agents.parquet")
+    assert agents.groupby("seat_kind")["AgentID"].nunique().to_dict() == {"human": 2, "rule": 3}

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from llm_fixtures import llm_env  # noqa: F401
 
 from mesa_dilemmas.agents.decisions import (
     ChoiceSpec,
@@ -216,3 +217,154 @@ def test_the_builder_refuses_a_role() -> None:
     hub = Hub()
     with use_hub(hub), pytest.raises(ValueError, match="not a role"):
         build_human_policy("p", group=Group(human="p"), model=None, seat=None, persona=None)  # type: ignore[arg-type]
+
+
+# -- a hosted session without a browser: records, LLM seats, the scenario checks ----------
+
+
+def play_session(session: Any, answers: dict[str, str], limit: float = 30.0) -> None:
+    """Start every group and answer every open decision of each person from ``answers``
+    (by the decision's kind), as the pages would, until every group has ended."""
+    for group in session.groups:
+        for seat in group.hub.seats:
+            seat.join()
+            seat.agree()
+            seat.ready()
+        group.start()
+    deadline = time.monotonic() + limit
+    while any(g.state in ("running", "paused") for g in session.groups):
+        assert time.monotonic() < deadline, "the session did not end"
+        for group in session.groups:
+            for seat in group.hub.seats:
+                pending = seat.pending
+                if pending is not None and time.monotonic() - pending.posted > 0.3:
+                    assert seat.submit(answers[pending.kind], pending.id) is None
+        time.sleep(0.01)
+    for group in session.groups:  # its records written
+        assert group.ended.wait(30)
+
+
+def test_a_session_writes_its_groups_as_a_run_directory(tmp_path) -> None:
+    import pandas as pd
+
+    from mesa_dilemmas.viz.host.config import load_hosted
+    from mesa_dilemmas.viz.host.session import Session
+
+    hosted = load_hosted("public_goods/with_strategies", ["max_steps=2", "params.rounds=2"])
+    session = Session(hosted, tmp_path / "run", "key", groups=2)
+    codes = [c for _, _, c in session.codes()]
+    assert len(set(codes)) == 2 and (tmp_path / "run" / "seats.json").is_file()
+    play_session(session, {"public_goods.action": "C"})
+    out = tmp_path / "run"
+    for name in ("config.toml", "runs.parquet", "steps.parquet", "agents.parquet",
+                 "decisions.parquet", "summary.json", "manifest.json"):  # fmt: skip
+        assert (out / name).is_file(), name
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert runs["state"].tolist() == ["finished", "finished"] and runs["steps_run"].tolist() == [
+        2,
+        2,
+    ]
+    assert runs["seed"].nunique() == 2  # each group its own replication seed
+    agents = pd.read_parquet(out / "agents.parquet")
+    assert set(agents["seat_kind"]) == {"human", "strategy"}
+    per_kind = agents.groupby("seat_kind")["response_time_s"].median()
+    assert per_kind["human"] >= 0.3 > per_kind["strategy"]  # people were given 0.3 s here
+    decisions = pd.read_parquet(out / "decisions.parquet")
+    assert len(decisions) == 2 * 2 * 4  # groups x rounds x seats
+    summary = __import__("json").loads((out / "summary.json").read_text())
+    assert summary["host"]["human_seats"] == 2 and summary["host"]["timeouts"] == 0
+
+
+def test_language_model_seats_answer_while_a_person_decides(tmp_path, llm_env) -> None:  # noqa: F811
+    import pandas as pd
+    from llm_servers.wire import WireServer
+
+    from mesa_dilemmas.viz.host.config import load_hosted
+    from mesa_dilemmas.viz.host.session import Session
+
+    with WireServer() as server:
+        spec = f"openai:m@{server.url}/v1"
+        scenario = tmp_path / "mixed.toml"
+        scenario.write_text(
+            'game = "public_goods"\nmax_steps = 2\nparams = { n_players = 4, rounds = 2 }\n'
+            "[population]\n"
+            f'groups = [{{ human = "p", count = 1 }}, {{ llm = "{spec}", count = 3 }}]\n'
+            "[host]\ntime_limit_s = 30\n"
+        )
+        session = Session(load_hosted(str(scenario)), tmp_path / "run", "key")
+        group = session.groups[0]
+        (seat,) = group.hub.seats
+        group.start()
+        wait_for(lambda: seat.pending is not None)
+        # the language models of the phase are asked while the person is deciding
+        wait_for(lambda: server.state.requests >= 3, timeout=20)
+        assert seat.pending is not None and group.broker.log == []
+        play_session(session, {"public_goods.action": "D"})
+    decisions = pd.read_parquet(tmp_path / "run" / "decisions.parquet")
+    llm = decisions[decisions["seat_kind"] == "llm"]
+    assert len(llm) == 6 and llm["response_time_s"].quantile(0.95) < 5.0
+    assert set(decisions["seat_kind"]) == {"human", "llm"}
+    summary = __import__("json").loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["llm"]["calls"] >= 6
+
+
+def test_a_hosted_scenario_fails_fast_with_one_line(tmp_path) -> None:
+    from mesa_dilemmas.scenarios.config import ConfigError
+    from mesa_dilemmas.viz.host.config import hosted_scenarios, load_hosted
+
+    assert {"public_goods/four_people", "fishery/one_villager", "port_of_mars/two_people"} <= set(
+        hosted_scenarios()
+    )
+    with pytest.raises(ConfigError, match="host.time_limit_s"):
+        load_hosted("public_goods/four_people", ["host.time_limit_s=-1"])
+    with pytest.raises(ConfigError, match="host.colour"):
+        load_hosted("public_goods/four_people", ["host.colour='red'"])
+    plain_run = tmp_path / "nobody.toml"
+    plain_run.write_text('game = "public_goods"\n')
+    with pytest.raises(ConfigError, match=r"human = \"NAME\""):
+        load_hosted(str(plain_run))
+    with pytest.raises(ConfigError, match="no such hosted scenario"):
+        load_hosted("public_goods/nobody_here")
+
+
+def test_two_people_and_three_rule_players_play_port_of_mars(tmp_path) -> None:
+    """Every decision a resident is asked (a plan, a goal, an investment budget, trade offers,
+    discards) is answered through the form's value path (``answer_of``) and validated."""
+    import pandas as pd
+
+    from mesa_dilemmas.agents.decisions import AnswerSpec
+    from mesa_dilemmas.viz.host.config import load_hosted
+    from mesa_dilemmas.viz.host.render import answer_of, empty
+    from mesa_dilemmas.viz.host.session import Session
+
+    def form(spec: AnswerSpec) -> Any:  # what a person leaves after filling the required boxes
+        value = empty(spec)
+        if isinstance(spec, NumberSpec):
+            return str(int(spec.low + 1)) if spec.high >= spec.low + 1 else str(int(spec.low))
+        if isinstance(spec, ChoiceSpec):
+            return spec.options[-1]
+        if isinstance(spec, TextSpec):
+            return "We share."
+        if isinstance(spec, StructSpec):
+            return {k: form(v) for k, v in spec.fields.items() if k not in spec.optional}
+        return value
+
+    session = Session(load_hosted("port_of_mars/two_people", ["max_steps=1"]), tmp_path, "k")
+    group = session.groups[0]
+    assert [s.seat for s in group.hub.seats] == [0, 1]  # placement "first"
+    group.start()
+    kinds: list[str] = []
+    deadline = time.monotonic() + 30
+    while group.state == "running":
+        assert time.monotonic() < deadline
+        for seat in group.hub.seats:
+            pending = seat.pending
+            if pending is not None:
+                kinds.append(pending.kind)
+                error = seat.submit(answer_of(pending.spec, form(pending.spec)), pending.id)
+                assert error is None, (pending.kind, error)
+        time.sleep(0.005)
+    assert group.ended.wait(30) and group.state == "finished", group.message
+    assert {k.rsplit(".", 1)[-1] for k in kinds} >= {"health_plan", "invest", "trade_offer"}
+    agents = pd.read_parquet(tmp_path / "agents.parquet")
+    assert agents.groupby("seat_kind")["AgentID"].nunique().to_dict() == {"human": 2, "rule": 3}

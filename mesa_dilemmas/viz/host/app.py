@@ -292,8 +292,6 @@ def DecisionForm(seat: Any, pending: Any) -> None:
             set_busy(False)
 
     Countdown(pending.deadline, seat.hub.on_timeout == "wait")
-    Html("What you see", tag="h3")
-    Html(observation_html(pending.observation), observation="1")
     Html("Your decision", tag="h3")
     Html(
         f"<b>{html.escape(label(pending.kind.rsplit('.', 1)[-1]))}</b>: "
@@ -305,6 +303,8 @@ def DecisionForm(seat: Any, pending: Any) -> None:
     if pending.error:
         Html(html.escape(pending.error), classes=["host-error"], error="1")
     solara.Button("Submit", color="primary", on_click=submit, disabled=busy)
+    Html("What you see", tag="h3")
+    Html(observation_html(pending.observation), observation="1")
 
 
 # -- the participant's page ------------------------------------------------------------
@@ -479,14 +479,14 @@ def GroupCard(group: Any) -> None:
     people = sum(1 for r in rows if r["kind"] == "human")
     attrs = {
         "data-group": str(group.index),
-        "data-group-state": group.state,
+        "data-group-state": group.shown_state,
         "data-round": str(group.model.round),
         "data-joined": str(joined),
         "data-ready": "1" if group.ready else "0",
     }
     with solara.Card(f"group {group.index + 1}"), solara.Div(attributes=attrs):
         Html(
-            f"{group.state} · round {group.model.round} · {joined}/{people} people joined"
+            f"{group.shown_state} · round {group.model.round} · {joined}/{people} people joined"
             f"{' · all ready' if group.ready else ''}"
             f"{' · ' + html.escape(group.message) if group.message else ''}",
             classes=["host-hint"],

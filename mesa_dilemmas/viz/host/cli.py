@@ -85,11 +85,16 @@ def check(args: argparse.Namespace) -> tuple[object, Path]:
             build_model(game_model(hosted.scenario.game), hosted.params, rng=0)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"params: {exc}") from None
-    if hosted.population.get("roles") or any("llm" in g for g in hosted.population["groups"]):
-        raise ConfigError(
-            "population: LLM seats in a hosted session are not supported yet; "
-            "seat people with rule or strategy players"
-        )
+    from mesa_dilemmas.viz.host.session import llm_specs
+
+    specs = llm_specs(hosted)
+    if specs or hosted.scenario.llm:
+        from mesa_dilemmas.llm.guard import LLMConfigError, RunGuard
+
+        try:
+            RunGuard.configure(specs, hosted.scenario.llm).preflight()
+        except LLMConfigError as exc:
+            raise ConfigError(str(exc)) from None
     out = Path(args.out) if args.out else default_out_dir(hosted.scenario.name)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"--out {out}: directory exists and is not empty")

@@ -46,6 +46,12 @@ def value_html(value: Any, depth: int = 0) -> str:
         items = "".join(f"<li>{value_html(v, depth + 1)}</li>" for v in value)
         return f"<ol>{items}</ol>"
     text = _scalar(value)
+    if len(text) > 300:  # a long text (the rules, a briefing): folded under its first line
+        first = text.strip().splitlines()[0][:120]
+        body = html.escape(text).replace("\n", "<br>")
+        return (
+            f'<details class="host-text"><summary>{html.escape(first)}…</summary>{body}</details>'
+        )
     if len(text) > 80 or "\n" in text:
         return '<div class="host-text">' + html.escape(text).replace("\n", "<br>") + "</div>"
     return html.escape(text)

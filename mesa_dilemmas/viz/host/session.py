@@ -17,6 +17,7 @@ response times, so the analyses compare people with the other seats.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -120,6 +121,9 @@ class GroupRun:
     ended_at: float | None = None
     thread: threading.Thread | None = None
     on_end: Any = None
+    llm_run: Path | None = None
+    #: set once the group has ended and its records are written
+    ended: threading.Event = field(default_factory=threading.Event)
     _go: threading.Event = field(default_factory=threading.Event)
 
     @property
@@ -208,6 +212,10 @@ class GroupRun:
     # -- the worker ------------------------------------------------------------
     def _play(self) -> None:
         model = self.model
+        if self.llm_run is not None:  # this thread's calls land in the session's record
+            from mesa_dilemmas.llm import session as llm_session
+
+            llm_session.activate(self.llm_run)
         try:
             while model.running and self.rounds < self.max_steps:
                 self._go.wait()
@@ -234,8 +242,27 @@ class GroupRun:
     def _ended(self) -> None:
         self.ended_at = time.time()
         self.hub.close(self.state if self.state != "running" else "finished")
-        if self.on_end is not None:
-            self.on_end(self)
+        try:
+            if self.on_end is not None:
+                self.on_end(self)
+        finally:
+            self.ended.set()
+            self.hub.changed()
+
+    @property
+    def shown_state(self) -> str:
+        """The state the console shows: an ended group is "saving" until its records are
+        written (then finished, stopped or error)."""
+        if self.state in ("finished", "stopped", "error") and not self.ended.is_set():
+            return "saving"
+        return self.state
+
+
+def llm_specs(hosted: Hosted) -> set[str]:
+    """The LLM specs the session's seats and roles call."""
+    from mesa_dilemmas.agents.population import population_table
+
+    return population_table(hosted.population).llm_specs()
 
 
 def derive_seeds(seed: int, n: int) -> list[int]:
@@ -262,6 +289,18 @@ class Session:
         self.exports = 0
         model_cls = game_model(hosted.scenario.game)
         n = groups or self.host.groups
+        #: the LLM run record of the session's language-model seats (None: there are none):
+        #: every group's thread activates it (the layer finds its run per thread)
+        self.llm_run: Path | None = None
+        self.llm_summary: dict[str, Any] | None = None
+        specs = llm_specs(hosted)
+        if specs or hosted.scenario.llm:
+            from mesa_dilemmas.llm import session as llm_session
+            from mesa_dilemmas.llm.guard import RunGuard
+
+            guard = RunGuard.configure(specs, hosted.scenario.llm)
+            guard.preflight()
+            self.llm_run = llm_session.start_run(guard.settings, self.out_dir / "llm")
         taken: set[str] = set()
         counter = None
         self.groups: list[GroupRun] = []
@@ -284,8 +323,13 @@ class Session:
                 max_steps=hosted.scenario.max_steps,
                 autostart=self.host.autostart,
                 on_end=self._group_ended,
+                llm_run=self.llm_run,
             )
             self.groups.append(group)
+        if self.llm_run is not None:  # built; the groups' threads activate the run themselves
+            from mesa_dilemmas.llm import session as llm_session
+
+            llm_session.activate(None)
         self.write_seats()
 
     def write_seats(self) -> Path:
@@ -320,6 +364,7 @@ class Session:
 
     def _group_ended(self, group: GroupRun) -> None:
         try:
+            self.finish_llm()
             self.export()
         except Exception:  # noqa: BLE001 - a failed export must not kill the worker silently
             traceback.print_exc(file=sys.stderr)
@@ -327,6 +372,18 @@ class Session:
     def close(self) -> None:
         for g in self.groups:
             g.stop()
+        self.finish_llm()
+
+    def finish_llm(self) -> None:
+        """Close the LLM run record once every group has ended (its accounting kept)."""
+        if self.llm_run is None or self.llm_summary is not None:
+            return
+        if any(g.state in ("waiting", "running", "paused") for g in self.groups):
+            return
+        from mesa_dilemmas.llm import session as llm_session
+
+        with contextlib.suppress(Exception):
+            self.llm_summary = llm_session.finish_run(self.llm_run)
 
     # -- the records ---------------------------------------------------------------
     def tables(self) -> dict[str, Any]:
@@ -482,10 +539,17 @@ def write_session(session: Session) -> None:
     if len(human):
         by_kind = human.groupby("seat_kind")["response_time_s"]
         summary["host"]["response_time_s"] = {
-            kind: {"median": float(v.median()), "n": int(v.count())} for kind, v in by_kind
+            kind: {
+                "median": float(v.median()),
+                "p95": float(v.quantile(0.95)),
+                "n": int(v.count()),
+            }
+            for kind, v in by_kind
         }
         if "timed_out" in human:
             summary["host"]["timeouts"] = int(human["timed_out"].fillna(False).astype(bool).sum())
+    if session.llm_summary is not None:
+        summary["llm"] = session.llm_summary
     results = Results(
         runs=runs,
         steps=tables["steps"],
