@@ -373,7 +373,10 @@ def test_an_oracle_scores_everything_and_a_rerun_is_free(tmp_path, llm_env, caps
     assert f"llm: {len(GAMES) * ASKED} provider calls, 0 from the cache" in first
     assert f"llm: 0 provider calls, {len(GAMES) * ASKED} from the cache" in second
     rows = table_rows(tmp_path / "a")
-    assert {r["game"] for r in rows} == set(GAMES)
+    # one row per skill in the battery's order, then the game's "all" row
+    assert [(r["game"], r["skill"]) for r in rows] == [
+        (g, s) for g in GAMES for s in [*skills_of(g), "all"]
+    ]
     for r in rows:
         assert r["accuracy"] == "1" and r["malformed"] == "0", r
         assert float(r["ci_low"]) > 0.3 and r["ci_high"] == "1"

@@ -31,7 +31,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -272,14 +272,19 @@ def wilson(correct: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 
 def summarise(
-    rows: Sequence[dict[str, Any]], *, model: str, variant: int, skills: Sequence[str] = ()
+    rows: Sequence[dict[str, Any]],
+    *,
+    model: str,
+    variant: int,
+    skills: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per (game, skill), in the battery's skill order, then the game's ``all`` row."""
+    """One row per (game, skill), in the battery's skill order (``skills``: game -> its skill
+    names; else as the items come), then the game's ``all`` row."""
     out = []
     games = list(dict.fromkeys(r["game"] for r in rows))
     for game in games:
         mine = [r for r in rows if r["game"] == game]
-        order = [s for s in skills if any(r["skill"] == s for r in mine)]
+        order = [s for s in (skills or {}).get(game, ()) if any(r["skill"] == s for r in mine)]
         order += [s for s in dict.fromkeys(r["skill"] for r in mine) if s not in order]
         for skill in [*order, ALL]:
             group = mine if skill == ALL else [r for r in mine if r["skill"] == skill]
@@ -580,7 +585,7 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
         session.finish_run()
         return _fail(str(exc))
     accounting = session.finish_run()
-    skills = [s for g in batteries for s in skills_of(g)]
+    skills = {g: skills_of(g) for g in batteries}
     summary = summarise(details, model=label, variant=variant, skills=skills)
     calls = (
         f"LLM calls: {accounting.get('provider_calls', 0)} to the provider, "
