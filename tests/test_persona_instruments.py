@@ -167,9 +167,9 @@ def test_cultural_groups_and_trait_sets_measure_what_their_words_say(tmp_path, l
     cases = [c for c in persona_cases("port_of_mars") if c.label in wanted]
     settings = LLMSettings.from_table({"answer_mode": "tags"})
     with WireServer(responder=faithful) as server:
-        # 10 samples of a deterministic respondent (a verdict needs 30: the fishery test has them)
-        rows = check(f"openai:m@{server.url}/v1", cases, samples=10, settings=settings)
-        assert server.state.requests == 10 * (2 * 18 + 2 * 14)
+        # 5 samples of a deterministic respondent (a verdict needs 30: the fishery test has them)
+        rows = check(f"openai:m@{server.url}/v1", cases, samples=5, settings=settings)
+        assert server.state.requests == 5 * (2 * 18 + 2 * 14)
     got = {(r["persona"], r["instrument"]): r for r in rows}
     assert len(got) == 10 and all(r["verdict"] == "pass (n<30)" for r in rows), rows
     assert got[("hierarchical-individualist", "culture_individualism")]["mean"] == 2.0
