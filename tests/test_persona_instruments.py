@@ -271,6 +271,11 @@ def test_fishery_check_is_stored_and_gates_runs(tmp_path, llm_env, capsys):  # n
     ]
     md = (tmp_path / "a" / "persona_check.md").read_text()
     assert "| fishery/altruistic | prosociality | prosocial | [0.65, 1.00] | 1.00 |" in md
+    table = json.loads((tmp_path / "a" / "persona_check.json").read_text())
+    assert [(r["persona"], r["verdict"], r["mean"]) for r in table["rows"]] == [
+        ("altruistic", "pass", 1.0),
+        ("selfish", "pass", 0.0),
+    ]
     print(md)
 
 

@@ -469,8 +469,10 @@ def write_tables(
     out: Path,
     header: Sequence[str] = (),
 ) -> list[Path]:
-    """``persona_check.csv``, ``persona_check.md`` and ``persona_check_samples.csv`` in ``out``."""
+    """``persona_check.csv``, ``persona_check.md``, ``persona_check_samples.csv`` and
+    ``persona_check.json`` (the rows and the header) in ``out``."""
     import csv
+    import json
 
     out.mkdir(parents=True, exist_ok=True)
     table = out / "persona_check.csv"
@@ -500,7 +502,13 @@ def write_tables(
             )
     md = out / "persona_check.md"
     md.write_text(markdown(rows, header))
-    return [table, md, per_sample]
+    as_json = out / "persona_check.json"
+    clean = [
+        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        for r in rows
+    ]
+    as_json.write_text(json.dumps({"header": list(header), "rows": clean}, indent=1) + "\n")
+    return [table, md, per_sample, as_json]
 
 
 # -- the stored result, per (model, game) --------------------------------------------------------
