@@ -105,6 +105,10 @@ class LLMClaim:
     #: every model the paper states this claim for (``provider:model``; default: ``model``);
     #: the report prices one run on each
     models: Sequence[str] = ()
+    #: the contrasts of the scenario's grid this claim compares, named as
+    #: :attr:`mesa_dilemmas.scenarios.power.Contrast.name` (``"meeting=False vs True"``): what
+    #: ``estimate --power`` sizes and ``run --until`` decides; empty: every grid contrast
+    contrasts: Sequence[str] = ()
 
     @property
     def priced(self) -> list[str]:

@@ -425,6 +425,7 @@ LLM_CLAIMS = [
         "than from altruistic ones, whose villagers sometimes starve from catching too little",
         *_SOCIETIES,
         models=("openai:gpt-4o-mini",),
+        contrasts=("altruism_ratio=0.0 vs 1.0 at growth_rate=0.6",),
     ),
     LLMClaim(
         "003",
@@ -440,5 +441,11 @@ LLM_CLAIMS = [
         "(OGD), while a reasoning model does well with OGD only",
         "fishery/llm_ablation",
         "openai:gpt-4o",
+        contrasts=tuple(  # both channels against the group decision alone, in every lake
+            f"social_learning=False vs True at group_decision=True, growth_rate={g}, "
+            f"altruism_ratio={a}"
+            for g in (0.2, 0.6)
+            for a in (1.0, 0.5, 0.0)
+        ),
     ),
 ]

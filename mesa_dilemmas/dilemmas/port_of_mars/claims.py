@@ -1177,6 +1177,7 @@ LLM_CLAIMS = [
         "(81% to 71%)",
         "port_of_mars/llm_communication",
         PAPER_MODEL,
+        contrasts=("meeting=False vs True",),
     ),
     LLMClaim(
         "001",
