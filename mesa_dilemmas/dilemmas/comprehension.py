@@ -11,7 +11,7 @@ threshold is reached, whether it can afford a card.  A game (or a family of game
     computed by the game's own code (its model played at that state, its rule functions,
     its data), never by a formula written again for the question;
 ``skills(game: str) -> tuple[Skill, ...]``
-    the :class:`Skill` s its items test, in the order the battery takes them.
+    the skills (:class:`Skill`) its items test, in the order the battery takes them.
 
 The types live here, in the shared core of the games (beside ``base.py`` and ``voting.py``), so
 a game can import them without reaching above its own layer; ``mesa-dilemmas comprehension``

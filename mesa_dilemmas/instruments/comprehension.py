@@ -425,8 +425,10 @@ def comprehension_gate(specs: Iterable[str], settings: LLMSettings, game: str) -
     result or below the minimum stops the run (an :class:`LLMConfigError` of one line, every
     such model named) with ``on_low_comprehension = "stop"``, or is printed as a warning on
     stderr with ``"warn"``."""
-    from mesa_dilemmas.dilemmas.comprehension import COMPREHENSION_GROUP
-    from mesa_dilemmas.dilemmas.registry import extensions
+    # only the LLM layer and the standard library: the gate can move to the LLM layer's run
+    # guard as it is (the entry point group is ``COMPREHENSION_GROUP``, spelled out)
+    from importlib.metadata import entry_points
+
     from mesa_dilemmas.llm.errors import LLMConfigError
 
     minimum = settings.min_comprehension
@@ -434,7 +436,7 @@ def comprehension_gate(specs: Iterable[str], settings: LLMSettings, game: str) -
         return
     variant = settings.prompt_variant
     problems = []
-    if game not in extensions(COMPREHENSION_GROUP):
+    if game not in {ep.name for ep in entry_points(group="mesa_dilemmas.comprehension")}:
         problems.append(f"{game} has no comprehension battery, so no model can be held to it")
         specs = ()
     for spec in sorted(set(specs)):
