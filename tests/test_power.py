@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -103,12 +104,18 @@ def test_effect_read_from_a_pilot_run_directory(tmp_path, capsys):
 # -- contrasts -------------------------------------------------------------------------------
 
 
-def test_contrasts_come_from_the_grid_and_name_the_declared_claims():
+def test_contrasts_come_from_the_grid_and_name_the_declared_claims(monkeypatch):
     scenario, _ = load_scenario("fishery/llm_societies")
     contrasts, source = pw.contrasts_for(scenario)
-    names = [c.name for c in contrasts]
-    assert len(names) == 7  # growth rate at 3 priors + 2 priors at 2 growth rates
-    assert "altruism_ratio=0.0 vs 1.0 at growth_rate=0.6" in names  # the rich-lake claim's
+    # the rich-lake claim names its contrast (LLMClaim.contrasts): only that one is sized
+    assert [c.name for c in contrasts] == ["altruism_ratio=0.0 vs 1.0 at growth_rate=0.6"]
+    assert source == "the 1 contrast(s) its declared claims name"
+    grid = [c.name for c in pw.grid_contrasts(scenario)]
+    assert len(grid) == 7  # growth rate at 3 priors + 2 priors at 2 growth rates
+    claims = pw._llm_claims("fishery/llm_societies")
+    monkeypatch.setattr(pw, "_llm_claims", lambda name: [replace(c, contrasts=()) for c in claims])
+    every, source = pw.contrasts_for(scenario)  # claims that name none: every grid contrast
+    assert [c.name for c in every] == grid
     assert "declared claim(s)" in source and "first level" in source
     one, why = pw.contrasts_for(load_scenario("port_of_mars/llm_svo")[0])
     assert one == [] and "one condition" in why
@@ -186,7 +193,7 @@ def test_port_of_mars_llm_communication_prints_replications_and_dollars():
         assert main(args) == 0
     text = buf.getvalue()
     assert "meeting=False vs True: 393" in text
-    assert "1 declared claim(s)" in text and "claim 001 Sec. 4.3" in text
+    assert "the 1 contrast(s) its declared claims name" in text and "claim 001 Sec. 4.3" in text
     rows = {x.split("  ")[0]: x.split() for x in text.splitlines() if x.startswith("fixed ")}
     bundled = rows["fixed as bundled (50 per cell)"]
     powered = rows["fixed for 80% power"]
