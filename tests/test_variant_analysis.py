@@ -185,7 +185,7 @@ def test_one_wording_has_no_variance_to_split():
 
 @needs_local
 def test_a_tiny_run_in_one_rewording_on_the_embedded_model(tmp_path, llm_env):  # noqa: F811
-    """The embedded model plays a round in wording 3 (the story framing): every call is sent in
+    """The embedded model plays a round in wording 3 (the plain one): every call is sent in
     it and recorded as it (8 calls; the scripted server above checks the numbers)."""
     out = run_scenario(
         SCENARIO,
@@ -199,12 +199,12 @@ def test_a_tiny_run_in_one_rewording_on_the_embedded_model(tmp_path, llm_env):  
         ],
         progress=False,
     )
-    story = {v: s for s, v in wording_of().items()}[3]
+    plain = {v: s for s, v in wording_of().items()}[3]
     with sqlite3.connect(out.out_dir / "llm_calls.sqlite") as db:
         rows = db.execute("SELECT variant, request FROM calls").fetchall()
         decided = {v for (v,) in db.execute("SELECT DISTINCT variant FROM decisions")}
     assert rows and {v for v, _ in rows} == {3} and decided == {3}
-    assert all(json.loads(r)["messages"][0]["content"] == story for _, r in rows)
+    assert all(json.loads(r)["messages"][0]["content"] == plain for _, r in rows)
     config, runs = av.read_run(out.out_dir)
     report = av.analyse(config, runs, "mean_effort")
     assert report.k == 1 and list(report.per_variant.index) == ["3"]
