@@ -25,7 +25,7 @@ from mesa_dilemmas.scenarios.runner import run_scenario
 #: one tiny scenario per game (rule players), a parameter the game reads every round, a value
 RULE_GAMES = {
     "fishery": ("n_agents = 5\ngrowth_rate = 0.6", "penalty", 40.0, 8),
-    "port_of_mars": ("", "meeting", False, 6),
+    "port_of_mars": ("", "meeting", False, 5),
     "public_goods": ("k = 2.0", "k", 3.9, 8),
     "collective_risk": ("k = 2.0", "k", 0.5, 8),
     "common_pool": ("growth = 2.0", "growth", 0.5, 8),
@@ -163,9 +163,24 @@ def test_bad_branches_fail_in_one_line(tmp_path, capsys):
         assert not (tmp_path / "x").exists()
     code = main(["branch", str(tmp_path), "--at", "2"])
     assert code == 2 and "not a run directory" in capsys.readouterr().err
+    pg = parent_run(tmp_path, "public_goods", "", 3, reps=1)
+    code = main(["branch", str(pg), "--at", "2", "--message", "hi", "--out", str(tmp_path / "y")])
+    assert code == 2 and "public_goods has no shared messages" in capsys.readouterr().err
     pm = parent_run(tmp_path, "port_of_mars", "", 3, reps=1)
-    code = main(["branch", str(pm), "--at", "2", "--message", "hi", "--out", str(tmp_path / "y")])
-    assert code == 2 and "has no shared messages" in capsys.readouterr().err
+    code = main(["branch", str(pm), "--at", "1", "--message", "hi", "--out", str(tmp_path / "y")])
+    assert code == 2 and "before round 2 or later" in capsys.readouterr().err
+
+
+def test_a_message_reaches_the_port_of_mars_notes():
+    from mesa_dilemmas.dilemmas import game_model
+    from mesa_dilemmas.dilemmas.base import build_model
+
+    model = build_model(game_model("port_of_mars"), {}, 5)
+    model.step()
+    branching.intervene(model, BranchSpec(at=2, message="Invest in the port first."))
+    notes = model.last_round["meeting_summaries"]
+    assert set(notes) == set(model.roles)
+    assert all(n.endswith("Invest in the port first.") for n in notes.values())
 
 
 # -- language models: the prefix from the record, the suffix live --------------------------
@@ -222,6 +237,9 @@ def test_llm_prefix_makes_no_request_and_the_suffix_plays_live(
         assert at_fork[0] == before
         llm = outcome.summary["llm_prefix"]
         assert llm["prefix_paid_calls"] == 0 and llm["prefix_calls"] > 0
+        # priced before it ran, at the parent's rate: 2 branches x 2 runs x rounds 3-4 live
+        assert outcome.summary["llm_estimate"]["live_rounds"] == 8
+        assert outcome.summary["llm_estimate"]["calls"] > 0
         # the un-changed branch replays its suffix from the cache too; the fine asks anew
         assert llm["suffix_paid_calls"] == server.state.requests - before > 0
         calls = pd.read_parquet(outcome.out_dir / "llm_calls.parquet")
@@ -254,16 +272,20 @@ def test_a_prefix_call_never_recorded_is_an_error_not_a_request(tmp_path, llm_en
 
 @needs_local
 def test_the_embedded_model_branch(tmp_path, llm_env):  # noqa: F811
+    # the smallest run that replays a prefix of embedded-model answers: one language villager,
+    # two rounds; the branch replays round 1 and seats rule players from round 2 (no new call)
     params = (
         "n_agents = 2\nllm_agents = 1\npunishment = false\ngroup_decision = false\n"
         'llm = "local"\n[llm]\nmax_tokens = 32\nanswer_retries = 0\nmax_fallback_rate = 1.0\n'
     )
     parent = parent_run(tmp_path, "fishery", params, 2, reps=1)
+    rule = {"rule": "rule"}
     outcome = run_branches(
         parent,
-        BranchTable(branches=[BranchSpec(at=2, set={"consumption": 3.0})]),
+        BranchTable(branches=[BranchSpec(at=2, seats={0: rule, 1: rule})]),
         out_dir=tmp_path / "b",
     )
     llm = outcome.summary["llm_prefix"]
     assert llm["prefix_paid_calls"] == 0 and llm["prefix_calls"] > 0
+    assert llm["suffix_paid_calls"] == 0
     assert outcome.summary["branches"][0]["rounds_checked"] == 2

@@ -300,6 +300,14 @@ def check_branch(parent: Parent, spec: BranchSpec, where: str) -> BranchSpec:
         values = {k: getattr(checked, k) for k in spec.set}
     if spec.message is not None and not hasattr(hooks, "inject_message"):
         raise ConfigError(f"{where}.message: {parent.game} has no shared messages to add to")
+    first = int(getattr(hooks, "MESSAGE_FROM_ROUND", 1))
+    if spec.message is not None and spec.at < first:
+        raise ConfigError(
+            f"{where}.message: {parent.game} takes a message before round {first} or later, "
+            f"not before round {spec.at}"
+        )
+    if spec.message is not None and not " ".join(spec.message.split()):
+        raise ConfigError(f"{where}.message: empty")
     from mesa_dilemmas.agents.population import Group
 
     for seat, table in spec.seats.items():
@@ -597,6 +605,9 @@ def run_branches(
             guard.preflight()
         except LLMConfigError as exc:
             raise ConfigError(str(exc)) from None
+    estimate = suffix_estimate(parent, specs, run_ids) if guard is not None else None
+    if estimate is not None:
+        print(f"note: {estimate['text']}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "branch.toml", branch_toml(parent, table, specs))
     say = progress or (lambda _text: None)
@@ -611,7 +622,47 @@ def run_branches(
                 say(f"{spec.name}: run {run_id}")
                 played.append((spec, run_id, play(parent, spec, run_id)))
     wall = time.time() - started
-    return _write(out, parent, specs, played, guard, put, wall)
+    outcome = _write(out, parent, specs, played, guard, put, wall)
+    if estimate is not None:
+        outcome.summary["llm_estimate"] = {k: v for k, v in estimate.items() if k != "text"}
+        write_text_atomic(
+            out / "summary.json", json.dumps(outcome.summary, indent=2, default=str) + "\n"
+        )
+    return outcome
+
+
+def suffix_estimate(parent: Parent, specs: list[BranchSpec], run_ids: list[int]) -> dict | None:
+    """What the branches' live rounds should cost at the parent's own rate per round (its
+    record: paid calls and dollars over the rounds it played); the prefix costs nothing."""
+    try:
+        summary = json.loads((parent.dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    llm, per = summary.get("llm") or {}, summary.get("llm_per_round") or {}
+    rounds = int(per.get("rounds") or 0)
+    if not rounds:
+        return None
+    played = parent.runs.set_index("RunId")["steps_run"] if "steps_run" in parent.runs else None
+    live = 0
+    for spec in specs:
+        for r in run_ids:
+            last = int(played.loc[r]) if played is not None else parent.max_steps
+            live += max(0, last - spec.at + 1)
+    paid = float(llm.get("provider_calls") or 0)
+    cost = float(llm.get("cost_usd") or 0.0)
+    calls = paid / rounds * live
+    dollars = cost / rounds * live
+    text = (
+        f"the parent paid {int(paid)} calls (${cost:.4g}) over {rounds} rounds; the branches' "
+        f"{live} live rounds should pay about {calls:.0f} calls (${dollars:.4g}) at that rate "
+        "(the replayed rounds pay nothing)"
+    )
+    return {
+        "live_rounds": live,
+        "calls": round(calls, 1),
+        "cost_usd": round(dollars, 6),
+        "text": text,
+    }
 
 
 def _write(
