@@ -601,7 +601,7 @@ def run_branches(
         from mesa_dilemmas.llm.guard import LLMConfigError, RunGuard
 
         try:
-            guard = RunGuard.configure(llm_specs, parent.llm)
+            guard = RunGuard.configure(llm_specs, parent.llm, game=parent.game)
             guard.preflight()
         except LLMConfigError as exc:
             raise ConfigError(str(exc)) from None
