@@ -12,6 +12,7 @@ from llm_fixtures import llm_env  # noqa: F401
 from mesa_dilemmas.agents.decisions import (
     ChoiceSpec,
     Decision,
+    InvalidAnswer,
     ListSpec,
     NumberSpec,
     StructSpec,
@@ -368,3 +369,42 @@ def test_two_people_and_three_rule_players_play_port_of_mars(tmp_path) -> None:
     assert {k.rsplit(".", 1)[-1] for k in kinds} >= {"health_plan", "invest", "trade_offer"}
     agents = pd.read_parquet(tmp_path / "agents.parquet")
     assert agents.groupby("seat_kind")["AgentID"].nunique().to_dict() == {"human": 2, "rule": 3}
+
+
+def test_the_page_shows_the_observation_once_and_hands_back_what_the_spec_reads() -> None:
+    from mesa_dilemmas.viz.host.render import answer_of, empty, observation_html, readable
+
+    obs = {
+        "game": {"n": 4, "k": 2.0},
+        "params": {"n": 4, "k": 2.0},  # a second copy: shown once
+        "history": {"round": 1},  # repeats the top-level round: left out
+        "round": 1,
+        "rules": "How the game works. " * 30,  # long: folded under its first line
+        "villagers": [{"id": 1, "effort": 0.5}, {"id": 2, "effort": 0.25}],
+        "hint": "",
+    }
+    assert list(readable(obs)) == ["game", "round", "rules", "villagers", "hint"]
+    shown = observation_html(obs)
+    assert shown.count("<details") == 1 and 'class="host-records"' in shown
+    assert 'data-obs="hint"' not in shown and 'data-obs="params"' not in shown
+    spec = StructSpec(
+        {
+            "to": ChoiceSpec(("a", "b")),
+            "give": StructSpec({"food": NumberSpec(0, 3, integer=True)}, frozenset({"food"})),
+            "cards": ListSpec(ChoiceSpec(("x", "y"))),
+        },
+        optional=frozenset({"give"}),
+    )
+    blank = empty(spec)
+    assert blank == {"to": None, "give": {"food": None}, "cards": []}
+    # blank required fields stay missing (the spec says so); blank optional ones are left out
+    assert answer_of(spec, blank) == {"to": None, "cards": []}
+    with pytest.raises(InvalidAnswer, match="missing field 'to'"):
+        spec.validate(answer_of(spec, blank))
+    filled = {"to": "b", "give": {"food": "2"}, "cards": ["y"]}
+    assert spec.validate(answer_of(spec, filled)) == {
+        "to": "b",
+        "give": {"food": 2},
+        "cards": ["y"],
+    }
+    assert answer_of(NumberSpec(0, 1), "  ") is None and answer_of(TextSpec(), None) == ""

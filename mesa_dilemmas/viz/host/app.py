@@ -48,6 +48,9 @@ CSS = """
   vertical-align: top; white-space: nowrap; }
 .host-obs td { padding: 3px 0; vertical-align: top; }
 .host-obs .host-obs { font-size: 13px; }
+.host-records { border-collapse: collapse; font-size: 13px; }
+.host-records th, .host-records td { padding: 1px 10px 1px 0; text-align: left; }
+.host-records th { color: #666; font-weight: 500; border-bottom: 1px solid #ddd; }
 .host-none { color: #999; font-style: italic; }
 .host-text { white-space: pre-wrap; max-width: 640px; }
 .host-field { margin: 4px 0 10px 0; }

@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "host",
         help="host a session with human participants beside LLM and rule seats (browser)",
-        description=__doc__.splitlines()[0],
+        description="Serve a session with people beside rule and LLM seats, in the browser.",
     )
     add_arguments(p)
     p.set_defaults(func=cmd_host)
@@ -167,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m mesa_dilemmas.viz.host.cli SCENARIO`` (the same as the subcommand)."""
     from mesa_dilemmas.scenarios.config import ConfigError
 
-    parser = argparse.ArgumentParser(prog="mesa-dilemmas host", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="mesa-dilemmas host",
+        description="Serve a session with people beside rule and LLM seats, in the browser.",
+    )
     add_arguments(parser)
     try:
         return cmd_host(parser.parse_args(argv))

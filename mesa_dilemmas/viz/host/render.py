@@ -43,6 +43,18 @@ def value_html(value: Any, depth: int = 0) -> str:
             return '<span class="host-none">none yet</span>'
         if all(not isinstance(v, dict | list) for v in value):
             return html.escape(", ".join(_scalar(v) for v in value))
+        if all(
+            isinstance(v, dict) and all(not isinstance(x, dict | list) for x in v.values())
+            for v in value
+        ):  # records (every villager's effort and payoff): one table, a row each
+            columns = list(dict.fromkeys(k for v in value for k in v))
+            head = "".join(f"<th>{html.escape(label(c))}</th>" for c in columns)
+            rows = "".join(
+                "<tr>" + "".join(f"<td>{value_html(v.get(c, ''))}</td>" for c in columns) + "</tr>"
+                for v in value
+            )
+            return f'<table class="host-records"><tr>{head}</tr>{rows}</table>'
+
         items = "".join(f"<li>{value_html(v, depth + 1)}</li>" for v in value)
         return f"<ol>{items}</ol>"
     text = _scalar(value)
@@ -60,7 +72,7 @@ def value_html(value: Any, depth: int = 0) -> str:
 def dict_html(obs: dict[str, Any], depth: int = 0) -> str:
     rows = []
     for key, value in obs.items():
-        if value is None or value == {}:
+        if value is None or value == {} or value == "":
             continue
         rows.append(
             f'<tr data-obs="{html.escape(str(key))}"><th>{html.escape(label(key))}</th>'
