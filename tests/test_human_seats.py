@@ -408,3 +408,46 @@ def test_the_page_shows_the_observation_once_and_hands_back_what_the_spec_reads(
         "cards": ["y"],
     }
     assert answer_of(NumberSpec(0, 1), "  ") is None and answer_of(TextSpec(), None) == ""
+
+
+def test_pause_holds_the_next_round_and_stop_ends_an_open_decision(tmp_path) -> None:
+    import pandas as pd
+
+    from mesa_dilemmas.viz.host.config import load_hosted
+    from mesa_dilemmas.viz.host.session import Session
+
+    session = Session(load_hosted("public_goods/with_strategies"), tmp_path, "k", groups=1)
+    group = session.groups[0]
+    (seat,) = group.hub.seats
+    group.start()
+    wait_for(lambda: seat.pending is not None)
+    group.pause()  # takes effect between rounds: the open decision stays open
+    assert group.state == "paused" and seat.pending is not None
+    assert seat.submit("C") is None
+    time.sleep(0.3)
+    assert seat.pending is None and group.rounds == 1 and group.model.round == 1
+    group.resume()
+    wait_for(lambda: seat.pending is not None)
+    assert group.model.round == 2
+    group.stop()
+    assert group.ended.wait(10) and group.state == "stopped"
+    assert seat.state == "stopped" and seat.submit("C") == "this decision is no longer open"
+    runs = pd.read_parquet(tmp_path / "runs.parquet")
+    assert runs.loc[0, "state"] == "stopped" and runs.loc[0, "steps_run"] == 1
+
+
+def test_the_report_compares_people_with_the_other_seats(tmp_path, capsys) -> None:
+    from mesa_dilemmas.cli import main
+    from mesa_dilemmas.viz.host.config import load_hosted
+    from mesa_dilemmas.viz.host.session import Session, seat_comparison
+
+    hosted = load_hosted("public_goods/with_strategies", ["max_steps=2", "params.rounds=2"])
+    session = Session(hosted, tmp_path, "k", groups=1)
+    play_session(session, {"public_goods.action": "C"})
+    table = seat_comparison(tmp_path).set_index("seat_kind")
+    assert table.loc["human", "decisions"] == 2 and table.loc["strategy", "decisions"] == 6
+    assert table.loc["human", "top_answer"] == '"C"' and table.loc["human", "top_share"] == 1.0
+    assert table.loc["human", "median_s"] > table.loc["strategy", "median_s"]
+    assert main(["host", "--report", str(tmp_path)]) == 0
+    assert "public_goods.action" in capsys.readouterr().out
+    assert main(["host", "--report", str(tmp_path / "nothing")]) == 2

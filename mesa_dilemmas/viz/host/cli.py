@@ -28,7 +28,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from mesa_dilemmas.viz.dashboard_cli import port_number
 
     parser.add_argument(
-        "scenario", help="a hosted scenario: a bundled name (<game>/<name>) or a TOML file"
+        "scenario",
+        nargs="?",
+        help="a hosted scenario: a bundled name (<game>/<name>) or a TOML file",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="RUN_DIR",
+        help="print how people, language models and rules decided in a session's run "
+        "directory (per decision kind and seat kind), and serve nothing",
     )
     parser.add_argument(
         "--port", type=port_number, default=8766, help="port (default 8766; 0: any free port)"
@@ -109,6 +117,12 @@ def cmd_host(args: argparse.Namespace) -> int:
         server_env,
     )
 
+    if args.report:
+        return report(Path(args.report))
+    if not args.scenario:
+        from mesa_dilemmas.scenarios.config import ConfigError
+
+        raise ConfigError("scenario: name a hosted scenario (or --report RUN_DIR)")
     hosted, out = check(args)
     key = secrets.token_urlsafe(12)
     out.mkdir(parents=True, exist_ok=True)
@@ -157,6 +171,18 @@ def cmd_host(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         Path(config_path).unlink(missing_ok=True)
+
+
+def report(run_dir: Path) -> int:
+    """``--report RUN_DIR``: the seat kinds compared, one row per decision kind and seat kind."""
+    from mesa_dilemmas.scenarios.config import ConfigError
+    from mesa_dilemmas.viz.host.session import seat_comparison
+
+    if not (run_dir / "decisions.parquet").is_file():
+        raise ConfigError(f"--report {run_dir}: no decisions.parquet (not a hosted session's run)")
+    table = seat_comparison(run_dir)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    return 0
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -583,3 +583,32 @@ def write_session(session: Session) -> None:
 def default_out_dir(name: str, root: Path = Path("runs")) -> Path:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")
     return root / f"{slug}-host-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+
+
+def seat_comparison(run_dir: Path) -> Any:
+    """People, language models and rules side by side, per decision kind, from a session's
+    ``decisions.parquet``: decisions, median and 95th-percentile response time, time-outs,
+    refused answers, and the most frequent answer with its share."""
+    import pandas as pd
+
+    decisions = pd.read_parquet(Path(run_dir) / "decisions.parquet")
+    for col in ("timed_out", "invalid_answers"):
+        if col not in decisions:
+            decisions[col] = 0
+    rows = []
+    for (kind, seat_kind), frame in decisions.groupby(["kind", "seat_kind"], sort=True):
+        counts = frame["answer"].value_counts()
+        rows.append(
+            {
+                "kind": kind,
+                "seat_kind": seat_kind,
+                "decisions": len(frame),
+                "median_s": float(frame["response_time_s"].median()),
+                "p95_s": float(frame["response_time_s"].quantile(0.95)),
+                "timeouts": int(frame["timed_out"].fillna(False).astype(bool).sum()),
+                "invalid_answers": int(frame["invalid_answers"].fillna(0).sum()),
+                "top_answer": str(counts.index[0])[:40] if len(counts) else "",
+                "top_share": float(counts.iloc[0] / len(frame)) if len(counts) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
