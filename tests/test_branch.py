@@ -25,7 +25,7 @@ from mesa_dilemmas.scenarios.runner import run_scenario
 #: one tiny scenario per game (rule players), a parameter the game reads every round, a value
 RULE_GAMES = {
     "fishery": ("n_agents = 5\ngrowth_rate = 0.6", "penalty", 40.0, 8),
-    "port_of_mars": ("", "meeting", False, 5),
+    "port_of_mars": ("", "meeting", False, 4),
     "public_goods": ("k = 2.0", "k", 3.9, 8),
     "collective_risk": ("k = 2.0", "k", 0.5, 8),
     "common_pool": ("growth = 2.0", "growth", 0.5, 8),
@@ -62,7 +62,7 @@ def parent_run(tmp: Path, game: str, params: str, steps: int, **kw) -> Path:
 @pytest.mark.parametrize("game", sorted(RULE_GAMES))
 def test_every_game_branches_on_its_recorded_history(tmp_path, game):
     params, key, value, steps = RULE_GAMES[game]
-    parent = parent_run(tmp_path, game, params, steps)
+    parent = parent_run(tmp_path, game, params, steps, reps=2)
     recorded = pd.read_parquet(parent / state_hash.FILENAME)
     assert len(recorded) == len(pd.read_parquet(parent / "steps.parquet"))
     table = BranchTable(
@@ -83,10 +83,10 @@ def test_every_game_branches_on_its_recorded_history(tmp_path, game):
     assert not changed.loc[changed["Step"] >= 3, "same"].all()
     by_label = {b["label"]: b for b in outcome.summary["branches"]}
     assert by_label["none"]["runs_diverged"] == 0 and by_label["changed"]["runs_diverged"] > 0
-    # every recorded state before the fork was checked (three runs)
+    # every recorded state before the fork was checked (two runs)
     assert by_label["changed"]["rounds_checked"] == (recorded["Step"] < 3).sum()
     effects = outcome.effects[outcome.effects["branch"] == "none"]
-    assert (effects["diff_mean"].abs() < 1e-9).all() and (effects["n"] == 3).all()
+    assert (effects["diff_mean"].abs() < 1e-9).all() and (effects["n"] == 2).all()
 
 
 def test_the_paired_effect_and_its_intervals(tmp_path):
@@ -214,7 +214,7 @@ def test_llm_prefix_makes_no_request_and_the_suffix_plays_live(
             "anthropic": f"anthropic:claude-haiku-4-5@{server.url}",
             "gemini": f"gemini:gemini-2.0-flash@{server.url}",
         }[provider]
-        parent = parent_run(tmp_path, "fishery", LLM_PARAMS.format(spec=spec), 4, reps=2)
+        parent = parent_run(tmp_path, "fishery", LLM_PARAMS.format(spec=spec), 3, reps=2)
         paid = pd.read_parquet(parent / "llm_calls.parquet")
         assert (paid["source"] == "provider").sum() > 0
         at_fork: list[int] = []
@@ -237,8 +237,8 @@ def test_llm_prefix_makes_no_request_and_the_suffix_plays_live(
         assert at_fork[0] == before
         llm = outcome.summary["llm_prefix"]
         assert llm["prefix_paid_calls"] == 0 and llm["prefix_calls"] > 0
-        # priced before it ran, at the parent's rate: 2 branches x 2 runs x rounds 3-4 live
-        assert outcome.summary["llm_estimate"]["live_rounds"] == 8
+        # priced before it ran, at the parent's rate: 2 branches x 2 runs x round 3 live
+        assert outcome.summary["llm_estimate"]["live_rounds"] == 4
         assert outcome.summary["llm_estimate"]["calls"] > 0
         # the un-changed branch replays its suffix from the cache too; the fine asks anew
         assert llm["suffix_paid_calls"] == server.state.requests - before > 0
