@@ -10,8 +10,10 @@ the run's memory does not grow with what the worker claims.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -159,3 +161,43 @@ def test_a_worker_that_stops_reading_cannot_hang_the_run(sets) -> None:
     assert not worker.is_alive(), "the run hung on a worker that stopped reading"
     assert len(done) == 2
     assert scripted[:, :, :].nbytes > 1 << 16
+
+
+def test_a_header_past_the_default_bound_is_refused_unless_the_call_allows_it() -> None:
+    """A published folder of five models' strategy files describes itself in ~10.5 MB, past
+    the default header bound (8 MB): the load call allows a bound that grows with the code read
+    (three times its size plus 1 MB), and only that call."""
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import description_limit
+    from mesa_dilemmas.sandbox import protocol
+
+    big = {"set": "x" * (protocol.MAX_HEADER + 1000)}
+    for allowed in (None, 3 * protocol.MAX_HEADER):
+        r, w = os.pipe()
+        try:
+            data = protocol.encode(big)
+            assert len(data) < 64 << 20
+            writer = threading.Thread(target=protocol._write_all, args=(w, data))
+            writer.start()
+            if allowed is None:
+                with pytest.raises(protocol.ProtocolError, match="header of .* exceeds"):
+                    protocol.recv(r, max_bytes=1 << 30)
+            else:
+                header, _ = protocol.recv(r, max_bytes=1 << 30, max_header=allowed)
+                assert header == big
+        finally:
+            os.close(w)
+            writer.join(timeout=30)
+            os.close(r)
+    assert description_limit(Path(__file__)) == protocol.MAX_HEADER  # a small file: the default
+    assert description_limit(Path(__file__).parent / "strategy_corpus") >= protocol.MAX_HEADER
+
+
+def test_the_load_call_sizes_its_bound_from_the_code(tmp_path) -> None:
+    from mesa_dilemmas.dilemmas.binary.strategies.loader import description_limit
+    from mesa_dilemmas.sandbox import protocol
+
+    (tmp_path / "a.py").write_bytes(b"#" * (4 << 20))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_bytes(b"#" * (1 << 20))
+    (tmp_path / "notes.txt").write_bytes(b"#" * (9 << 20))  # not code: not counted
+    assert description_limit(tmp_path) == 3 * (5 << 20) + (1 << 20) > protocol.MAX_HEADER

@@ -278,13 +278,15 @@ class Sandbox:
         send: memoryview | None = None,
         max_bytes: int = protocol.MAX_MESSAGE,
         charge: Any = None,
+        max_header: int = protocol.MAX_HEADER,
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """Send ``send`` (if given) and read the next message, never blocking on the worker.
 
         ``budget``: CPU seconds for the request, ``stall``: for one call (the progress page
         unchanged); each with a wall-clock backstop ``wall_factor`` times as long (one call's
         at most ``call_wall``); ``deadline``: a ``time.monotonic()`` value (the start-up);
-        ``max_bytes``: the largest answer accepted; ``charge(progress, wall, cpu)``: told
+        ``max_bytes``: the largest answer accepted (``max_header``: its JSON header);
+        ``charge(progress, wall, cpu)``: told
         where the worker spent each polling interval (it may raise :class:`WorkerLost` via
         :meth:`lose`)."""
         assert self.proc is not None
@@ -319,7 +321,10 @@ class Sandbox:
                     self._waited = waited + time.monotonic() - start
                 try:
                     return protocol.recv(
-                        self._resp_r, max_bytes=max_bytes, deadline=time.monotonic() + 10.0
+                        self._resp_r,
+                        max_bytes=max_bytes,
+                        deadline=time.monotonic() + 10.0,
+                        max_header=max_header,
                     )
                 except (EOFError, protocol.ProtocolError, TimeoutError, ValueError) as exc:
                     self._broke(f"sent a malformed answer ({exc})")
@@ -427,7 +432,7 @@ class Sandbox:
             self._out = None
 
     def receive(
-        self, max_bytes: int | None = None, charge: Any = None
+        self, max_bytes: int | None = None, charge: Any = None, max_header: int | None = None
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """The worker's next message for the request in flight (its answer, or an intermediate
         one that says ``"step"``), checked: the request's sequence number, nothing more written
@@ -438,6 +443,7 @@ class Sandbox:
             send=self._out,
             max_bytes=max_bytes or protocol.MAX_MESSAGE,
             charge=charge,
+            max_header=max_header or protocol.MAX_HEADER,
         )
         self._out = None
         if type(out.get("seq")) is not int or out["seq"] != self.seq:
@@ -459,14 +465,15 @@ class Sandbox:
         budget: float | None = None,
         max_bytes: int | None = None,
         charge: Any = None,
+        max_header: int | None = None,
     ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """One request; the answer, or :class:`WorkerLost` (the worker is then gone).
 
-        ``budget``: see :meth:`begin`; ``max_bytes``, ``charge``: see :meth:`receive` and
+        ``budget``: see :meth:`begin`; ``max_bytes``, ``max_header``, ``charge``: see :meth:`receive` and
         :meth:`_wait`.  What the worker wrote to its stderr meanwhile is :attr:`last_stderr`
         (the run's attribution: this call's, whatever the worker says)."""
         self.begin(handler, header, arrays, budget)
-        return self.receive(max_bytes, charge)
+        return self.receive(max_bytes, charge, max_header)
 
     def lose(
         self, reason: str, progress: tuple[int, ...] | None = None, protocol: bool = True

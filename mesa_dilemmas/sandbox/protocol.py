@@ -113,9 +113,13 @@ def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
 
 
 def recv(
-    fd: int, max_bytes: int = MAX_MESSAGE, deadline: float | None = None
+    fd: int,
+    max_bytes: int = MAX_MESSAGE,
+    deadline: float | None = None,
+    max_header: int = MAX_HEADER,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Read one message (by ``deadline``, a ``time.monotonic()`` value, if given).
+    """Read one message (by ``deadline``, a ``time.monotonic()`` value, if given), of at most
+    ``max_bytes`` in all and ``max_header`` of JSON header.
 
     Raises ProtocolError if it is malformed or too large, EOFError if the pipe
     closed, TimeoutError if the deadline passed.
@@ -130,8 +134,8 @@ def recv(
     sizes = [_LEN.unpack(read(_LEN.size))[0] for _ in range(count + 1)]
     if sum(sizes) > max_bytes:
         raise ProtocolError(f"message of {sum(sizes)} bytes exceeds the limit of {max_bytes}")
-    if sizes[0] > MAX_HEADER:
-        raise ProtocolError(f"header of {sizes[0]} bytes exceeds the limit of {MAX_HEADER}")
+    if sizes[0] > max_header:
+        raise ProtocolError(f"header of {sizes[0]} bytes exceeds the limit of {max_header}")
     head = read(sizes[0])
     if (nesting := depth(head)) > MAX_DEPTH:
         raise ProtocolError(f"header nests {nesting} deep (at most {MAX_DEPTH})")

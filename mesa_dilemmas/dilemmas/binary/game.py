@@ -105,12 +105,15 @@ class BinaryObservation(Mapping[str, Any]):
     """A decision's observation: the game and history objects, plain data derived on access.
 
     Strategy policies read ``"history"`` (a :class:`PlayerHistory`) and
-    ``"game"``; an LLM template reads the plain keys, computed only if asked.
+    ``"game"``; an LLM template reads the plain keys, computed only if asked.  Only the plain
+    keys are listed (iterated): what renders the whole observation -- the generic LLM prompt,
+    a record -- sees data, never the two objects, whose text would hold their memory address
+    and so differ in every process (no cached answer could ever be found again).
     """
 
     __slots__ = ("game", "history")
     _PLAIN = ("round", "n_rounds", "n_players", "my_actions", "my_payoffs", "opponent_cooperators")
-    _KEYS = ("game", "history", "params", *_PLAIN, "stock")
+    _KEYS = ("params", *_PLAIN, "stock")
 
     def __init__(self, game: GameDescription, history: PlayerHistory) -> None:
         self.game = game

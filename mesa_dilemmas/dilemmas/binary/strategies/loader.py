@@ -841,6 +841,17 @@ def describe_handler(header: dict, arrays: dict, ctx: object) -> tuple[dict, dic
     return {"set": set_description(Path(header["path"]), tick)}, {}
 
 
+def description_limit(path: Path) -> int:
+    """The largest description of the set at ``path`` the run accepts (bytes): the protocol's
+    default header bound, or three times the size of the Python files read plus 1 MB."""
+    from mesa_dilemmas.sandbox import protocol
+
+    root = Path(path)
+    files = [root] if root.is_file() else root.rglob("*.py")
+    code = sum(f.stat().st_size for f in files if f.is_file())
+    return max(protocol.MAX_HEADER, 3 * code + (1 << 20))
+
+
 def describe_set(path: Path) -> StrategySet:
     """Load the set at ``path`` in a sandbox worker; the run gets checked metadata back."""
     from mesa_dilemmas.sandbox import WorkerLost, get_limits, sandbox_for
@@ -848,8 +859,14 @@ def describe_set(path: Path) -> StrategySet:
     # a worker of its own: no other set's code (imported before) can change what it says
     box = sandbox_for(f"load:{path}")
     budget = max(60.0, 10 * get_limits().match_cpu)  # CPU seconds
+    # the description carries every class's metadata and text: a published folder of five
+    # models' files (~9 MB of code) describes itself in ~10.5 MB, past the protocol's default
+    # header bound, so the bound grows with the code read (and no further)
+    limit = description_limit(path)
     try:
-        header, _ = box.call("describe", {"path": str(path)}, budget=budget)
+        header, _ = box.call(
+            "describe", {"path": str(path)}, budget=budget, max_bytes=limit, max_header=limit
+        )
     except WorkerLost as lost:
         raise ValueError(f"strategy set {path}: loading it {lost.reason}") from None
     finally:
