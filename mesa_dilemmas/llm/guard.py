@@ -11,7 +11,10 @@ business: ``scenarios.size.confirm_llm_cost``).
 With ``[llm] require_persona_check = true`` the preflight also stops a run whose models have no
 passed persona manipulation check for the run's game (:attr:`RunGuard.game`): the check
 (``mesa-dilemmas personas check``) stores its result per (model, game) beside the response cache
-(:func:`persona_check_path`), and the guard reads it here.
+(:func:`persona_check_path`), and the guard reads it here.  With ``[llm] min_comprehension``
+it stops (or, ``on_low_comprehension = "warn"``, warns about) a model whose stored comprehension
+result on the game (``mesa-dilemmas comprehension``, :func:`comprehension_gate`) is missing or
+below the minimum.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ class RunGuard:
         preflight(self.specs, self.settings)
         if self.settings.require_persona_check:
             self.require_persona_checks()
+        if self.settings.min_comprehension is not None:
+            for game in self.games():
+                comprehension_gate(self.specs, self.settings, game)
 
     def games(self) -> list[str]:
         if self.game is None:
@@ -166,6 +172,96 @@ def store_persona_check(
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
     return path
+
+
+# -- the stored result of a comprehension check, per (model, game, prompt variant) -------------
+# (``mesa-dilemmas comprehension``, mesa_dilemmas/instruments/comprehension.py, writes it)
+
+
+def results_dir(settings: LLMSettings) -> Path:
+    """Where the latest result of each model, game and variant is kept (beside the cache)."""
+    return settings.resolved_cache_dir() / "comprehension"
+
+
+def _file_safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+
+
+def model_label(spec: str) -> str:
+    """The label results are kept under: ``provider:model`` (no path, no URL)."""
+    from mesa_dilemmas.llm import parse_spec
+
+    return parse_spec(spec).label
+
+
+def result_path(settings: LLMSettings, label: str, game: str, variant: int) -> Path:
+    return results_dir(settings) / f"{_file_safe(label)}--{_file_safe(game)}--v{variant}.json"
+
+
+def store_result(settings: LLMSettings, row: dict[str, Any], meta: dict[str, Any]) -> Path:
+    """Keep a game's ``all`` row as the latest result of its model, game and variant."""
+    path = result_path(settings, row["model"], row["game"], int(row["variant"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**meta, **row}, indent=1, default=str))
+    return path
+
+
+def load_result(settings: LLMSettings, spec: str, game: str, variant: int) -> dict[str, Any] | None:
+    """The latest stored result of model ``spec`` on ``game`` in ``variant`` (None: none)."""
+    path = result_path(settings, model_label(spec), game, variant)
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def check_command(spec: str, game: str, variant: int) -> str:
+    """The command that measures ``spec`` on ``game`` in ``variant``."""
+    tail = f" --variant {variant}" if variant else ""
+    return f"mesa-dilemmas comprehension --llm {spec} --game {game}{tail}"
+
+
+def comprehension_gate(specs: Iterable[str], settings: LLMSettings, game: str) -> None:
+    """Hold a run's models to ``[llm] min_comprehension`` on ``game`` (nothing when unset).
+
+    Reads each model's stored result for the game in the run's ``prompt_variant`` (it never
+    runs the check: a missing result says which command measures it).  A model without a
+    result or below the minimum stops the run (an :class:`LLMConfigError` of one line, every
+    such model named) with ``on_low_comprehension = "stop"``, or is printed as a warning on
+    stderr with ``"warn"``."""
+    from importlib.metadata import entry_points  # the instrument's group, spelled out here
+
+    minimum = settings.min_comprehension
+    if minimum is None:
+        return
+    variant = settings.prompt_variant
+    problems = []
+    if game not in {ep.name for ep in entry_points(group="mesa_dilemmas.comprehension")}:
+        problems.append(f"{game} has no comprehension battery, so no model can be held to it")
+        specs = ()
+    for spec in sorted(set(specs)):
+        label = model_label(spec)
+        result = load_result(settings, spec, game, variant)
+        if result is None:
+            problems.append(
+                f"{label} has no comprehension result on {game} (prompt variant {variant}): "
+                f"run `{check_command(spec, game, variant)}`"
+            )
+        elif not float(result["accuracy"]) >= minimum:
+            problems.append(
+                f"{label} answered {int(result['correct'])} of {int(result['items'])} "
+                f"comprehension items on {game} correctly ({float(result['accuracy']):.0%}, "
+                f"95% CI [{float(result['ci_low']):.0%}, {float(result['ci_high']):.0%}]), "
+                f"below min_comprehension = {minimum:g}"
+            )
+    if not problems:
+        return
+    if settings.on_low_comprehension == "stop":
+        raise LLMConfigError(
+            "llm.min_comprehension: " + "; ".join(problems) + " (on_low_comprehension = 'stop')"
+        )
+    for problem in problems:
+        print(f"warning: llm.min_comprehension: {problem}", file=sys.stderr)
 
 
 def report_fallbacks(llm_summary: dict[str, Any], max_rate: float | dict[str, float]) -> list[str]:

@@ -174,7 +174,7 @@ def run_scenario(
         from mesa_dilemmas.llm.guard import LLMConfigError, RunGuard
 
         try:
-            guard = RunGuard.configure(specs, scenario.llm)
+            guard = RunGuard.configure(specs, scenario.llm, game=scenario.game)
             check_no_bool_as_number("llm", scenario.llm, guard.settings.model_dump())
             guard.preflight()
         except LLMConfigError as exc:
