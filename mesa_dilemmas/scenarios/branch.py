@@ -322,7 +322,7 @@ def check_branch(parent: Parent, spec: BranchSpec, where: str) -> BranchSpec:
 
 
 def _policies(model: Any) -> Iterator[Any]:
-    for agent in list(getattr(model, "villagers", None) or model.agents):
+    for agent in _seated(model):
         policy = getattr(agent, "policy", None)
         if policy is not None:
             yield policy
@@ -389,7 +389,9 @@ def intervene(model: Any, spec: BranchSpec) -> None:
 
 
 def _seated(model: Any) -> list[Any]:
-    seats = getattr(model, "villagers", None)
+    """Every seat's agent, in seat order where the game keeps them (``model.seats``: players who
+    left the game -- a starved villager -- included), else the model's agents."""
+    seats = getattr(model, "seats", None)
     return list(seats) if seats is not None else list(model.agents)
 
 
