@@ -99,6 +99,9 @@ def test_the_run_record_names_the_variant_of_every_call(scripted_run):
             assert systems[system] == variant  # the recorded variant is the one sent
     assert set(calls) == set(VARIANTS) and set(decisions) == set(VARIANTS)
     assert len(set(calls.values())) == 1  # the same number of calls in every wording
+    for table, counts in (("calls", calls), ("decisions", decisions)):  # and the tables
+        frame = pd.read_parquet(scripted_run / f"llm_{table}.parquet")
+        assert frame["variant"].value_counts().to_dict() == counts, table
 
 
 def test_the_outcome_follows_the_known_answers(scripted_run):

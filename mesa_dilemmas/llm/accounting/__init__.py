@@ -328,6 +328,7 @@ CALL_COLUMNS = (
     "reasoning_tokens",
     "batch_id",
     "reasoning",
+    "variant",
 )
 DECISION_COLUMNS = (
     "id",
@@ -349,6 +350,7 @@ DECISION_COLUMNS = (
     "value",
     "fallback",
     "reasoning",
+    "variant",
 )
 
 

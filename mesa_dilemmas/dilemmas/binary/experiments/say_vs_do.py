@@ -94,9 +94,7 @@ def register() -> None:
 
     for mode in MODES:
         table = _prompts()[mode]
-        register_template(
-            KIND[mode], Template(user=table["user"], system=table["system"], source=str(PROMPTS))
-        )
+        register_template(KIND[mode], Template.from_table(table, str(PROMPTS)))
 
 
 def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
