@@ -160,11 +160,11 @@ def _framing(game: str, variant: int, item: Item, templates_dir: str | None) -> 
 def _template(decision: Any, fields: dict[str, Any]) -> Any:
     """An item's prompt: the game's framing (already in the run's variant) as the system text,
     the question as the user's, the same words in every variant the renderer picks."""
-    from mesa_dilemmas.instruments.persona_check import _escape
+    from mesa_dilemmas.instruments.persona_check import escape_braces
     from mesa_dilemmas.llm.prompts import Template, Variant
 
     obs = decision.observation
-    user, system = _escape(obs["question"]), _escape(obs["system"])
+    user, system = escape_braces(obs["question"]), escape_braces(obs["system"])
     same = tuple(Variant(user, system) for _ in range(int(obs["variant"])))
     return Template(user=user, system=system, variants=same)
 
@@ -450,39 +450,41 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
 
     from mesa_dilemmas import llm
     from mesa_dilemmas.files import out_dir_unusable
-    from mesa_dilemmas.instruments.persona_check import _fail
+    from mesa_dilemmas.instruments.persona_check import usage_error
     from mesa_dilemmas.llm import session
 
     if args.items < 1:
-        return _fail(f"--items: must be at least 1 (got {args.items})")
+        return usage_error(f"--items: must be at least 1 (got {args.items})")
     if args.variant is not None and args.variant < 0:
-        return _fail(f"--variant: must be 0 or more (got {args.variant})")
+        return usage_error(f"--variant: must be 0 or more (got {args.variant})")
     try:
         table = _settings_table(args)
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        return _fail(f"--settings {args.settings}: {exc}")
+        return usage_error(f"--settings {args.settings}: {exc}")
     try:
         settings = llm.LLMSettings.from_table(table)
     except llm.LLMConfigError as exc:  # one line naming the key
-        return _fail(str(exc))
+        return usage_error(str(exc))
     try:
         llm.preflight([args.llm], settings)
     except (llm.LLMConfigError, ValueError) as exc:
-        return _fail(f"--llm: {str(exc).splitlines()[0]}")
+        return usage_error(f"--llm: {str(exc).splitlines()[0]}")
     variant = settings.prompt_variant
     if settings.dry_run:
-        return _fail("--settings: dry_run answers at random; a comprehension check asks a model")
+        return usage_error(
+            "--settings: dry_run answers at random; a comprehension check asks a model"
+        )
     games = args.game or battery_games()
     try:
         batteries = {g: items_for(g, n=args.items, seed=args.seed) for g in games}
     except (LookupError, ValueError) as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     if not batteries:
-        return _fail("--game: no game has a comprehension battery")
+        return usage_error("--game: no game has a comprehension battery")
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out = Path(args.out or f"runs/comprehension-{stamp}")
     if problem := out_dir_unusable(out):
-        return _fail(f"--out {str(out)!r}: {problem}")
+        return usage_error(f"--out {str(out)!r}: {problem}")
     label = model_label(args.llm)
     details: list[dict[str, Any]] = []
     session.start_run(settings, out)
@@ -502,7 +504,7 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
         return 3
     except (llm.ReplayMiss, llm.LLMConfigError) as exc:  # a replay miss; a variant too far
         session.finish_run()
-        return _fail(str(exc))
+        return usage_error(str(exc))
     accounting = session.finish_run()
     skills = {g: skills_of(g) for g in batteries}
     summary = summarise(details, model=label, variant=variant, skills=skills)

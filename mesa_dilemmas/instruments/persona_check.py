@@ -72,7 +72,8 @@ COLUMNS = (
 )
 
 
-def _escape(text: str) -> str:
+def escape_braces(text: str) -> str:
+    """``text`` as a literal in a ``str.format`` template (braces doubled)."""
     return text.replace("{", "{{").replace("}", "}}")
 
 
@@ -81,7 +82,7 @@ def _template(decision: Any, fields: dict[str, Any]) -> Any:
     from mesa_dilemmas.llm.prompts import Template
 
     obs = decision.observation
-    return Template(user=_escape(obs["question"]), system=_escape(obs["system"]))
+    return Template(user=escape_braces(obs["question"]), system=escape_braces(obs["system"]))
 
 
 class _Asker:
@@ -624,7 +625,8 @@ _RULES = {
 }
 
 
-def _fail(message: str) -> int:
+def usage_error(message: str) -> int:
+    """Say a bad argument in one line on stderr; the exit code of a usage error (2)."""
     print(f"error: {message}", file=sys.stderr)
     return 2
 
@@ -646,7 +648,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     try:
         cases = _cases(args.game, None)
     except LookupError as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     for c in cases:
         targets = ", ".join(f"{k} = {c.target(k)}" for k in c.targets) or "no target"
         print(f"{c.game}/{c.label}: {targets}\n    {c.prompt}")
@@ -664,13 +666,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from mesa_dilemmas.llm import session
 
     if args.samples < 1:
-        return _fail(f"--samples: must be at least 1 (got {args.samples})")
+        return usage_error(f"--samples: must be at least 1 (got {args.samples})")
     table: dict[str, Any] = {}
     if args.settings:
         try:
             table = tomllib.loads(Path(args.settings).read_text()).get("llm", {})
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            return _fail(f"--settings {args.settings}: {exc}")
+            return usage_error(f"--settings {args.settings}: {exc}")
     for key, value in (("answer_mode", args.answer_mode), ("temperature", args.temperature)):
         if value is not None:
             table[key] = value
@@ -685,17 +687,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         settings = llm.LLMSettings.from_table(table)
         llm.preflight([args.llm], settings)
     except (llm.LLMConfigError, ValueError) as exc:
-        return _fail(f"--llm: {str(exc).splitlines()[0]}")
+        return usage_error(f"--llm: {str(exc).splitlines()[0]}")
     try:
         cases = _cases(args.game, args.persona)
     except (LookupError, UnknownGame) as exc:
-        return _fail(str(exc))
+        return usage_error(str(exc))
     if not cases:
-        return _fail("no persona to check")
+        return usage_error("no persona to check")
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out = Path(args.out or f"runs/persona_check-{stamp}")
     if problem := out_dir_unusable(out):
-        return _fail(f"--out {str(out)!r}: {problem}")
+        return usage_error(f"--out {str(out)!r}: {problem}")
     details: list[dict[str, Any]] = []
     session.start_run(settings, out)
     try:
@@ -720,7 +722,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 3
     except llm.ReplayMiss as exc:
         session.finish_run()
-        return _fail(str(exc))
+        return usage_error(str(exc))
     accounting = session.finish_run()
     from mesa_dilemmas.instruments import load_instrument
     from mesa_dilemmas.llm.checks import resolve
