@@ -154,6 +154,7 @@ def test_bad_branches_fail_in_one_line(tmp_path, capsys):
         (["--at", "0"], "branch.branches.0.at"),
         (["--set", "penalty=1"], "--at: name the round"),
         (["--at", "2", "--seeds", "5"], "seeds: 5 is not a seed of"),
+        (["--at", "2", "--set", "penalty=1", "--table", "t.toml"], "not both"),
         (["--at", "2", "--seat", "0=rule"], "--seat '0=rule': expected SEAT="),
     ]
     for args, said in cases:

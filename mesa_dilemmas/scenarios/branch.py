@@ -50,6 +50,7 @@ import importlib
 import json
 import math
 import re
+import shutil
 import sys
 import time
 import tomllib
@@ -128,7 +129,7 @@ class BranchTable(BaseModel):
     parent: str | None = None
     name: str | None = None
     #: the parent's seeds to branch (default: all of them)
-    seeds: list[int] | None = None
+    seeds: Annotated[list[int], Field(min_length=1)] | None = None
     branches: Annotated[list[BranchSpec], Field(min_length=1)]
 
 
@@ -616,13 +617,18 @@ def run_branches(
     started = time.time()
     played: list[tuple[BranchSpec, int, Played]] = []
     put = 0
-    with guard.session(out, resume=False) if guard else contextlib.nullcontext():
-        if guard is not None:
-            put = _prefill_cache(parent, specs)
-        for spec in specs:
-            for run_id in run_ids:
-                say(f"{spec.name}: run {run_id}")
-                played.append((spec, run_id, play(parent, spec, run_id)))
+    try:
+        with guard.session(out, resume=False) if guard else contextlib.nullcontext():
+            if guard is not None:
+                put = _prefill_cache(parent, specs)
+            for spec in specs:
+                for run_id in run_ids:
+                    say(f"{spec.name}: run {run_id}")
+                    played.append((spec, run_id, play(parent, spec, run_id)))
+    except BaseException:
+        if guard is None:  # nothing paid, nothing worth keeping
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     wall = time.time() - started
     outcome = _write(out, parent, specs, played, guard, put, wall)
     if estimate is not None:
@@ -800,6 +806,8 @@ def table_from_args(args: Any) -> BranchTable:
     """The branches the command line names: a ``--table`` file, or one branch of flags."""
     raw: dict[str, Any]
     if args.table is not None:
+        if args.at is not None or args.set or args.seat or args.message is not None:
+            raise ConfigError("--table: give the branches in the table or as flags, not both")
         try:
             raw = tomllib.loads(Path(args.table).read_text())
         except OSError as exc:
@@ -807,8 +815,6 @@ def table_from_args(args: Any) -> BranchTable:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"--table {args.table}: not valid TOML: {exc}") from None
         raw.pop("parent", None)
-        if args.at is not None or args.set or args.seat or args.message is not None:
-            raise ConfigError("--table: give the branches in the table or as flags, not both")
     else:
         if args.at is None:
             raise ConfigError("--at: name the round to fork at (or give a --table of branches)")
