@@ -451,3 +451,11 @@ def test_the_report_compares_people_with_the_other_seats(tmp_path, capsys) -> No
     assert main(["host", "--report", str(tmp_path)]) == 0
     assert "public_goods.action" in capsys.readouterr().out
     assert main(["host", "--report", str(tmp_path / "nothing")]) == 2
+
+
+def test_a_long_text_repeated_in_the_observation_is_shown_once() -> None:
+    from mesa_dilemmas.viz.host.render import readable
+
+    rules = "How the game works. " * 30
+    out = readable({"rules": rules, "briefing": rules + "You are the Curator.", "common": rules})
+    assert out == {"rules": rules, "briefing": "[rules, as above]You are the Curator."}

@@ -21,6 +21,9 @@ from mesa_dilemmas.agents.decisions import (
     TextSpec,
 )
 
+#: texts longer than this are folded on the page (and a repeat of one is shown once)
+LONG = 300
+
 
 def label(key: str) -> str:
     """``my_payoffs`` -> ``my payoffs``."""
@@ -58,7 +61,7 @@ def value_html(value: Any, depth: int = 0) -> str:
         items = "".join(f"<li>{value_html(v, depth + 1)}</li>" for v in value)
         return f"<ol>{items}</ol>"
     text = _scalar(value)
-    if len(text) > 300:  # a long text (the rules, a briefing): folded under its first line
+    if len(text) > LONG:  # a long text (the rules, a briefing): folded under its first line
         first = text.strip().splitlines()[0][:120]
         body = html.escape(text).replace("\n", "<br>")
         return (
@@ -86,7 +89,15 @@ def readable(observation: dict[str, Any]) -> dict[str, Any]:
     level, or a second copy of a table already shown, is left out."""
     out: dict[str, Any] = {}
     seen: list[Any] = []
+    texts: list[tuple[str, str]] = []  # long texts shown so far, and under which key
     for key, value in observation.items():
+        if isinstance(value, str) and len(value) > LONG:
+            for text, where in texts:
+                if text in value:  # a long text that repeats one above: only what it adds
+                    value = value.replace(text, f"[{label(where)}, as above]").strip()
+            if not value or (value.startswith("[") and value.endswith(", as above]")):
+                continue
+            texts.append((value, key))
         if isinstance(value, dict):
             if value in seen:
                 continue
