@@ -459,3 +459,17 @@ def test_a_long_text_repeated_in_the_observation_is_shown_once() -> None:
     rules = "How the game works. " * 30
     out = readable({"rules": rules, "briefing": rules + "You are the Curator.", "common": rules})
     assert out == {"rules": rules, "briefing": "[rules, as above]You are the Curator."}
+
+
+def test_run_refuses_human_seats_and_names_the_host_command(tmp_path) -> None:
+    from cli_runner import cli_in_process
+
+    scenario = tmp_path / "people.toml"
+    scenario.write_text(
+        'game = "public_goods"\nparams = { n_players = 4, rounds = 3 }\n'
+        '[population]\ngroups = [{ human = "participant", count = 2 }]\n'
+    )
+    code, err = cli_in_process(["run", str(scenario), "--out", str(tmp_path / "run")])
+    assert code == 2
+    assert "human = 'participant'" in err and "mesa-dilemmas host SCENARIO" in err
+    assert not (tmp_path / "run").exists()

@@ -57,6 +57,11 @@ def _group_problem(
     problem = _persona_problem(group.persona, getattr(model_cls, "PERSONA", Persona))
     if problem:
         return problem
+    if group.kind == "human":  # a person answers from a browser page: a hosted session
+        return (
+            f"human = {group.value!r}: people sit at hosted sessions; start one with "
+            "`mesa-dilemmas host SCENARIO` (`mesa-dilemmas run` cannot seat them)"
+        )
     if group.kind not in kinds:
         return (
             f"{group.kind} = {group.value!r}: this game seats no {group.kind} players; "
