@@ -19,8 +19,8 @@ and reports, for one outcome column of the runs table:
   the whole report.
 
 The factors are read back from each run's row: the ``players`` column a prompt-variant sweep
-writes (each LLM group's ``llm_options``), the game's model column (``llm`` for the fishery's
-shorthand), ``seed``; the scenario's fixed ``[llm] prompt_variant`` otherwise.
+writes (each LLM group's ``llm_options``), the game's model column (its shorthand ``llm``, when
+it has one), ``seed``; the scenario's fixed ``[llm] prompt_variant`` otherwise.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def factor_frame(config: dict[str, Any], runs: pd.DataFrame) -> pd.DataFrame:
         players = _players(row.get("players"), params.get("players"))
         llm_groups = [g for g in _groups(players) if g.get("llm")]
         if "llm" in row and isinstance(row["llm"], str) and row["llm"]:
-            model = row["llm"]  # a game's model shorthand (the fishery's llm)
+            model = row["llm"]  # a game's model shorthand (``llm``)
         elif llm_groups:
             model = "+".join(sorted({str(g["llm"]) for g in llm_groups}))
         else:

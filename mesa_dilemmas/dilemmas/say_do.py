@@ -2,7 +2,7 @@
 a proposed limit), each marked kept, broken or unparsed by the game's own rule, summarised per
 seat, per run and by seat kind (LLM or rule) with Wilson 95% intervals of the keep rate.
 
-A game's module (``port_of_mars.pledges``, ``fishery.stated``) turns a finished run directory
+A game's own module (beside its model) turns a finished run directory
 into one row per statement with at least the columns of :data:`STATEMENT_COLUMNS`; this module
 only counts.  ``status`` is one of ``kept``, ``broken``, ``unparsed`` (a statement about the
 matter with no amount the rule can read: counted, never dropped) and ``unjudged`` (an amount,
@@ -142,7 +142,7 @@ def write(statements: pd.DataFrame, out: Path, name: str, rule: str) -> list[Pat
         "by_run": summarise(statements, ["run", "seat_kind"]),
         "by_seat": summarise(statements, ["run", "seat", "seat_kind"]),
     }
-    if "label" in statements.columns:  # a persona label (Port of Mars: svo-15, a group, ...)
+    if "label" in statements.columns:  # a persona label (an SVO angle, a group, ...)
         tables["by_label"] = summarise(statements, ["seat_kind", "label"])
     paths = [out / f"{name}_statements.csv"]
     statements.to_csv(paths[0], index=False)

@@ -103,21 +103,8 @@ def as_target(value: Target | float | str) -> Target:
 
 def category_ranges(instrument: Instrument) -> dict[str, tuple[float, float]]:
     """Each category of an instrument and its range of values (the instrument's
-    ``categories``; the SVO slider's published boundaries)."""
-    ranges = getattr(instrument, "categories", None)
-    if ranges:
-        return dict(ranges)
-    if instrument.name == "svo_slider":
-        from mesa_dilemmas.instruments import svo_slider as svo
-
-        lo, hi = getattr(instrument, "reachable", (-90.0, 90.0))
-        return {
-            "competitive": (lo, svo.COMPETITIVE_AT_OR_BELOW),
-            "individualistic": (svo.COMPETITIVE_AT_OR_BELOW, svo.PROSOCIAL_ABOVE),
-            "prosocial": (svo.PROSOCIAL_ABOVE, svo.ALTRUISTIC_ABOVE),
-            "altruistic": (svo.ALTRUISTIC_ABOVE, hi),
-        }
-    return {}
+    ``categories``, e.g. the SVO slider's published boundaries; none: no categories)."""
+    return dict(getattr(instrument, "categories", None) or {})
 
 
 def target_window(instrument: Instrument, target: Target) -> tuple[float, float]:

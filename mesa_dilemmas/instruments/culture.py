@@ -4,7 +4,7 @@ and hierarchy vs equality.
 Modelled on the standard constructs of the horizontal / vertical individualism-collectivism
 literature (Triandis & Gelfand 1998: the self as independent or bound to a group, crossed with
 whether rank and authority are accepted), which are also the two axes of the grid-group
-cultural groups Port of Mars seats (hierarchical / egalitarian x individualist /
+cultural groups of paper 001's personas (hierarchical / egalitarian x individualist /
 communitarian).  The statements are our own words, written for this project; no item is taken
 from a published questionnaire.
 

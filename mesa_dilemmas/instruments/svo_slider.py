@@ -132,6 +132,17 @@ class SVOSlider:
     def category(self, value: float) -> str:
         return category(value)
 
+    @property
+    def categories(self) -> dict[str, tuple[float, float]]:
+        """Each category's range of angles (the published boundaries, to the reachable ends)."""
+        lo, hi = self.reachable
+        return {
+            "competitive": (lo, COMPETITIVE_AT_OR_BELOW),
+            "individualistic": (COMPETITIVE_AT_OR_BELOW, PROSOCIAL_ABOVE),
+            "prosocial": (PROSOCIAL_ABOVE, ALTRUISTIC_ABOVE),
+            "altruistic": (ALTRUISTIC_ABOVE, hi),
+        }
+
 
 INSTRUMENT = SVOSlider()
 

@@ -354,7 +354,7 @@ def variant_system(
 
     The system text of the game's first registered template (by kind name) that sets one, in
     that variant, filled from ``obs`` (a game whose system text is built from its observation,
-    such as Port of Mars's ``{obs[common]}``, needs it; a missing field is a ValueError); the
+    such as one with ``{obs[common]}``, needs it; a missing field is a ValueError); the
     generic preamble variant with the persona's sentences for a game whose templates set none
     (the C/D games).  An index beyond the wordings is a :class:`VariantError`."""
     kinds = sorted(k for k in _REGISTRY if k.startswith(f"{game_prefix}."))

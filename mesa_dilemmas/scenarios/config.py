@@ -8,7 +8,7 @@ one line naming the field and what is allowed (:class:`ConfigError`).
 A grid axis may also sweep an LLM setting of the LLM players, ``llm.<setting>`` (e.g.
 ``"llm.prompt_variant" = [0, 1, 2, 3, 4]``, or ``llm.prompt_variant = [...]`` under ``[grid]``):
 it becomes a sweep over ``players``, each table with that setting in the ``llm_options`` of
-every LLM group (the game's shorthands, such as the fishery's ``llm_agents``/``llm``, are
+every LLM group (a game's shorthands, such as ``llm_agents``/``llm``, are
 expanded into that table first) -- see :func:`llm_axes_to_players` and docs/prompt_variants.md.
 """
 
