@@ -416,6 +416,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--temperature", type=float, help="override [llm] temperature")
     p.add_argument("--max-calls", type=int, help="budget: most provider calls")
     p.add_argument("--max-cost", type=float, help="budget: most dollars")
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print what the check would cost (calls, tokens, dollars) and call nothing",
+    )
     p.set_defaults(func=cmd_comprehension)
 
 
@@ -466,7 +471,8 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
     except llm.LLMConfigError as exc:  # one line naming the key
         return usage_error(str(exc))
     try:
-        llm.preflight([args.llm], settings)
+        if not args.estimate:  # a price needs no key
+            llm.preflight([args.llm], settings)
     except (llm.LLMConfigError, ValueError) as exc:
         return usage_error(f"--llm: {str(exc).splitlines()[0]}")
     variant = settings.prompt_variant
@@ -481,6 +487,16 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
         return usage_error(str(exc))
     if not batteries:
         return usage_error("--game: no game has a comprehension battery")
+    if args.estimate:
+        from mesa_dilemmas.llm.estimate import priced_dry
+
+        def play(dry: LLMSettings) -> None:
+            for items in batteries.values():
+                ask(args.llm, items, settings=dry, seed=args.seed, variant=variant)
+
+        what = f"{len(batteries)} games x {args.items} items, prompt variant {variant}"
+        print(priced_dry(play, settings, what))
+        return 0
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out = Path(args.out or f"runs/comprehension-{stamp}")
     if problem := out_dir_unusable(out):

@@ -93,9 +93,11 @@ class _Asker:
         from mesa_dilemmas.llm.client import get_client
 
         resolved = resolve(spec, settings)
-        check_spec(resolved, settings)
         self.spec = resolved
-        self.client = get_client(resolved, settings)
+        self.client = None  # a dry run (pricing: --estimate) calls nothing and needs no key
+        if not settings.dry_run:
+            check_spec(resolved, settings)
+            self.client = get_client(resolved, settings)
         self.label = resolved.label
         self.settings = settings
         self.seed = seed
@@ -115,6 +117,12 @@ class _Asker:
         from mesa_dilemmas.llm.request import CallContext, ChatRequest, Message, seed_for
         from mesa_dilemmas.llm.specs import schema_in_text, shares_schema
 
+        if self.client is None:
+            import numpy as np
+
+            from mesa_dilemmas.agents.random_policy import random_answer
+            from mesa_dilemmas.llm.policy import dry_call
+
         s = self.settings
         kind = getattr(instrument, "kind", f"instrument.{instrument.name}")
         register_template(kind, _template)
@@ -124,7 +132,8 @@ class _Asker:
             observation={"system": case.prompt, "question": item.text},
             step=item.number,
         )
-        mode = await self.client.answer_mode() if s.answer_mode == "native" else s.answer_mode
+        native = s.answer_mode == "native" and self.client is not None  # a dry run probes nothing
+        mode = await self.client.answer_mode() if native else s.answer_mode
         prompt = render(
             decision,
             mode=mode,
@@ -160,6 +169,11 @@ class _Asker:
                 top_p=s.top_p,
                 schema=prompt.schema,
             )
+            if self.client is None:  # dry: the prompt counted, a random legal answer
+                value = random_answer(decision.spec, np.random.default_rng(request.seed))
+                dry_call(self.spec, s, call_ctx, request, mode, value)
+                self._record(session, call_ctx, 0, None, None, value)
+                return {"answer": value, "reasks": 0, "why": None, "sources": ["dry"]}
             outcome = await self.client.complete(request, call_ctx)
             sources.append(outcome.source)
             response = outcome.response
@@ -332,11 +346,14 @@ def check(
     seed: int = 0,
     settings: LLMSettings | None = None,
     details: list[dict[str, Any]] | None = None,
+    dry_ok: bool = False,
 ) -> list[dict[str, Any]]:
     """Put every case through every instrument it has a target for (default: every registered
     instrument), ``samples`` times each, with model ``spec``; one row per (case, instrument).
     ``details`` (a list) receives one row per sample: its answers and value.  Call inside a run
-    session to record the calls; outside one they still go through the cache and budget."""
+    session to record the calls; outside one they still go through the cache and budget.
+    ``dry_ok``: settings with ``dry_run`` are accepted (pricing the check, whose random answers
+    measure nothing: ``--estimate``)."""
     import asyncio
 
     from mesa_dilemmas.instruments import INSTRUMENTS, load_instrument
@@ -346,7 +363,7 @@ def check(
     if samples < 1:
         raise ValueError(f"samples must be at least 1 (got {samples})")
     settings = settings or session.current_settings() or _Settings()
-    if settings.dry_run:
+    if settings.dry_run and not dry_ok:
         raise ValueError("a persona check asks a model; dry_run answers at random")
     tools = (
         list(instruments) if instruments is not None else [load_instrument(n) for n in INSTRUMENTS]
@@ -606,6 +623,11 @@ def register(subparsers: Any) -> None:
     c.add_argument("--temperature", type=float, help="override [llm] temperature")
     c.add_argument("--max-calls", type=int, help="budget: most provider calls")
     c.add_argument("--max-cost", type=float, help="budget: most dollars")
+    c.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print what the check would cost (calls, tokens, dollars) and call nothing",
+    )
     c.set_defaults(func=cmd_check)
     ls = sub.add_parser("list", help="the bundled personas, their targets and their words")
     ls.add_argument("--game", action="append", metavar="G", help="a game (repeatable)")
@@ -685,7 +707,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         table["budget"] = budget
     try:
         settings = llm.LLMSettings.from_table(table)
-        llm.preflight([args.llm], settings)
+        if not args.estimate:  # a price needs no key
+            llm.preflight([args.llm], settings)
     except (llm.LLMConfigError, ValueError) as exc:
         return usage_error(f"--llm: {str(exc).splitlines()[0]}")
     try:
@@ -694,6 +717,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         return usage_error(str(exc))
     if not cases:
         return usage_error("no persona to check")
+    if args.estimate:
+        from mesa_dilemmas.llm.estimate import priced_dry
+
+        def play(dry: LLMSettings) -> None:
+            check(args.llm, cases, samples=args.samples, seed=args.seed, settings=dry, dry_ok=True)
+
+        what = f"{len(cases)} personas x {args.samples} samples"
+        print(priced_dry(play, settings, what))
+        return 0
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out = Path(args.out or f"runs/persona_check-{stamp}")
     if problem := out_dir_unusable(out):

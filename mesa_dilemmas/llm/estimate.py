@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -317,3 +317,27 @@ def format_table(rows: list[Row], sampled: str = "") -> str:
         + ")"
     )
     return "\n".join(lines)
+
+
+def priced_dry(play: Callable[[LLMSettings], Any], settings: LLMSettings, what: str) -> str:
+    """What ``play`` would cost: it runs once with ``dry_run`` settings in a session of its own
+    (every prompt rendered and counted as it would be sent, answered at random from its spec;
+    no provider, no network, no key, nothing cached or stored), and the calls it made are priced
+    as a run's are (:func:`tally`, :func:`price_rows`).  ``what`` names the design in the table's
+    last line.  For instruments (persona checks, comprehension), whose calls are known in full,
+    nothing is scaled."""
+    import tempfile
+    from pathlib import Path
+
+    from mesa_dilemmas.llm import session
+    from mesa_dilemmas.llm.accounting import load_calls
+
+    dry = settings.model_copy(update={"dry_run": True, "cache": False})
+    with session.use(None), tempfile.TemporaryDirectory(prefix="mesa-dilemmas-estimate-") as tmp:
+        run = session.start_run(dry, Path(tmp))
+        try:
+            play(dry)
+        finally:
+            session.finish_run(run)
+            calls = list(load_calls(Path(tmp)))
+    return format_table(price_rows(tally(calls), settings), f"{what}, every call rendered dry")

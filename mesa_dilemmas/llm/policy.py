@@ -216,8 +216,6 @@ class LLMPolicy(Policy):
         import numpy as np
 
         from mesa_dilemmas.agents.random_policy import random_answer
-        from mesa_dilemmas.llm.estimate import dry_response
-        from mesa_dilemmas.llm.request import call_key
 
         s = self.settings
         request = ChatRequest(
@@ -229,21 +227,7 @@ class LLMPolicy(Policy):
             schema=schema,
         )
         value = random_answer(decision.spec, np.random.default_rng(request.seed))
-        response = dry_response(request, s, mode, value, schema_read=not schema_in_text(self.spec))
-        run = session.current()
-        if run is not None:
-            run.recorder.record_call(
-                ctx,
-                key=call_key(self.spec.label, request, ctx.sample_id),
-                label=self.spec.label,
-                source="dry",
-                request=request.to_json(),
-                response=response,
-                latency_s=0.0,
-                cost_usd=0.0,
-                mode=mode,
-                variant=s.prompt_variant,
-            )
+        response = dry_call(self.spec, s, ctx, request, mode, value)
         self._record(ctx, 0, 0, None, 0, None, value)
         return Answer(value, raw=response.text)
 
@@ -270,3 +254,30 @@ class LLMPolicy(Policy):
                 fallback=fallback,
                 variant=self.settings.prompt_variant,
             )
+
+
+def dry_call(
+    spec: Any, settings: LLMSettings, ctx: CallContext, request: ChatRequest, mode: str, value: Any
+) -> Any:
+    """A dry run's call (``dry_run``): the reply a model of ``spec`` would give with ``value``,
+    recorded with the request's token count (source ``dry``) in the current run; no provider,
+    no network.  The LLM policy and the instruments that ask on their own use it alike."""
+    from mesa_dilemmas.llm.estimate import dry_response
+    from mesa_dilemmas.llm.request import call_key
+
+    response = dry_response(request, settings, mode, value, schema_read=not schema_in_text(spec))
+    run = session.current()
+    if run is not None:
+        run.recorder.record_call(
+            ctx,
+            key=call_key(spec.label, request, ctx.sample_id),
+            label=spec.label,
+            source="dry",
+            request=request.to_json(),
+            response=response,
+            latency_s=0.0,
+            cost_usd=0.0,
+            mode=mode,
+            variant=settings.prompt_variant,
+        )
+    return response
