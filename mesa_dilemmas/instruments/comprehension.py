@@ -387,6 +387,8 @@ from mesa_dilemmas.llm.guard import (  # noqa: E402
 def register(subparsers: Any) -> None:
     """``mesa-dilemmas comprehension --llm SPEC [--game G] [--items N] [--seed S] [--variant K]
     [--out DIR]``."""
+    from mesa_dilemmas.instruments.persona_check import add_llm_arguments
+
     p = subparsers.add_parser("comprehension", help=HELP, description=DESCRIPTION)
     p.add_argument(
         "--llm", required=True, metavar="SPEC", help="the model: local, openai:MODEL, ..."
@@ -411,42 +413,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--out", metavar="DIR", help="where the tables go (default runs/comprehension-<time>)"
     )
-    p.add_argument("--settings", metavar="TOML", help="a file whose [llm] table sets the LLM layer")
-    p.add_argument("--answer-mode", choices=("native", "tags"), help="override [llm] answer_mode")
-    p.add_argument("--temperature", type=float, help="override [llm] temperature")
-    p.add_argument("--max-calls", type=int, help="budget: most provider calls")
-    p.add_argument("--max-cost", type=float, help="budget: most dollars")
-    p.add_argument(
-        "--estimate",
-        action="store_true",
-        help="print what the check would cost (calls, tokens, dollars) and call nothing",
-    )
+    add_llm_arguments(p)
     p.set_defaults(func=cmd_comprehension)
-
-
-def _settings_table(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``[llm]`` table of ``--settings`` with the command's overrides (OSError and
-    TOMLDecodeError propagate)."""
-    import tomllib
-
-    table: dict[str, Any] = {}
-    if args.settings:
-        table = tomllib.loads(Path(args.settings).read_text()).get("llm", {})
-    for key, value in (
-        ("answer_mode", args.answer_mode),
-        ("temperature", args.temperature),
-        ("prompt_variant", args.variant),
-    ):
-        if value is not None:
-            table[key] = value
-    budget = dict(table.get("budget", {}))
-    if args.max_calls is not None:
-        budget["max_calls"] = args.max_calls
-    if args.max_cost is not None:
-        budget["max_cost_usd"] = args.max_cost
-    if budget:
-        table["budget"] = budget
-    return table
 
 
 def cmd_comprehension(args: argparse.Namespace) -> int:
@@ -455,7 +423,7 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
 
     from mesa_dilemmas import llm
     from mesa_dilemmas.files import out_dir_unusable
-    from mesa_dilemmas.instruments.persona_check import usage_error
+    from mesa_dilemmas.instruments.persona_check import llm_table, usage_error
     from mesa_dilemmas.llm import session
 
     if args.items < 1:
@@ -463,7 +431,7 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
     if args.variant is not None and args.variant < 0:
         return usage_error(f"--variant: must be 0 or more (got {args.variant})")
     try:
-        table = _settings_table(args)
+        table = llm_table(args, prompt_variant=args.variant)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         return usage_error(f"--settings {args.settings}: {exc}")
     try:

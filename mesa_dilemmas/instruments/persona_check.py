@@ -618,16 +618,7 @@ def register(subparsers: Any) -> None:
     c.add_argument(
         "--out", metavar="DIR", help="where the tables go (default runs/persona_check-<time>)"
     )
-    c.add_argument("--settings", metavar="TOML", help="a file whose [llm] table sets the LLM layer")
-    c.add_argument("--answer-mode", choices=("native", "tags"), help="override [llm] answer_mode")
-    c.add_argument("--temperature", type=float, help="override [llm] temperature")
-    c.add_argument("--max-calls", type=int, help="budget: most provider calls")
-    c.add_argument("--max-cost", type=float, help="budget: most dollars")
-    c.add_argument(
-        "--estimate",
-        action="store_true",
-        help="print what the check would cost (calls, tokens, dollars) and call nothing",
-    )
+    add_llm_arguments(c)
     c.set_defaults(func=cmd_check)
     ls = sub.add_parser("list", help="the bundled personas, their targets and their words")
     ls.add_argument("--game", action="append", metavar="G", help="a game (repeatable)")
@@ -645,6 +636,45 @@ _RULES = {
     "prosociality": "Prosociality: share of prosocial choices in eight forced-choice allocation "
     "and donation dilemmas (our wording); proself below 0.35, prosocial above 0.65",
 }
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every instrument command takes for its model's settings, budget and price
+    (read back by :func:`llm_table`)."""
+    parser.add_argument(
+        "--settings", metavar="TOML", help="a file whose [llm] table sets the LLM layer"
+    )
+    parser.add_argument(
+        "--answer-mode", choices=("native", "tags"), help="override [llm] answer_mode"
+    )
+    parser.add_argument("--temperature", type=float, help="override [llm] temperature")
+    parser.add_argument("--max-calls", type=int, help="budget: most provider calls")
+    parser.add_argument("--max-cost", type=float, help="budget: most dollars")
+    parser.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print what the check would cost (calls, tokens, dollars) and call nothing",
+    )
+
+
+def llm_table(args: argparse.Namespace, **overrides: Any) -> dict[str, Any]:
+    """The ``[llm]`` table of ``--settings`` with the options of :func:`add_llm_arguments` and
+    ``overrides`` (None: not given) over it (OSError and TOMLDecodeError propagate)."""
+    import tomllib
+
+    table: dict[str, Any] = {}
+    if args.settings:
+        table = tomllib.loads(Path(args.settings).read_text()).get("llm", {})
+    given = {"answer_mode": args.answer_mode, "temperature": args.temperature, **overrides}
+    table.update({k: v for k, v in given.items() if v is not None})
+    budget = dict(table.get("budget", {}))
+    if args.max_calls is not None:
+        budget["max_calls"] = args.max_calls
+    if args.max_cost is not None:
+        budget["max_cost_usd"] = args.max_cost
+    if budget:
+        table["budget"] = budget
+    return table
 
 
 def usage_error(message: str) -> int:
@@ -689,22 +719,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.samples < 1:
         return usage_error(f"--samples: must be at least 1 (got {args.samples})")
-    table: dict[str, Any] = {}
-    if args.settings:
-        try:
-            table = tomllib.loads(Path(args.settings).read_text()).get("llm", {})
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            return usage_error(f"--settings {args.settings}: {exc}")
-    for key, value in (("answer_mode", args.answer_mode), ("temperature", args.temperature)):
-        if value is not None:
-            table[key] = value
-    budget = dict(table.get("budget", {}))
-    if args.max_calls is not None:
-        budget["max_calls"] = args.max_calls
-    if args.max_cost is not None:
-        budget["max_cost_usd"] = args.max_cost
-    if budget:
-        table["budget"] = budget
+    try:
+        table = llm_table(args)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return usage_error(f"--settings {args.settings}: {exc}")
     try:
         settings = llm.LLMSettings.from_table(table)
         if not args.estimate:  # a price needs no key
