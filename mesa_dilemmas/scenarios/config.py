@@ -486,18 +486,19 @@ def execution_settings(scenario: Scenario) -> Any:
 # -- loading -------------------------------------------------------------
 
 
-def bundled_scenarios() -> dict[str, Path]:
+def bundled_scenarios(folder_name: str = "scenarios") -> dict[str, Path]:
     """Bundled scenario name ("<game>/<scenario>") -> its TOML file.
 
     Every registered game's ``scenarios/`` folder beside its model module, built-in and
-    installed games alike (``stag_hunt/scenarios/trust.toml`` is ``stag_hunt/trust``)."""
+    installed games alike (``stag_hunt/scenarios/trust.toml`` is ``stag_hunt/trust``);
+    ``folder_name``: another such folder (the hosted sessions' ``hosted/``)."""
     out: dict[str, Path] = {}
     for game, path in games().items():
         package = path.partition(":")[0].rpartition(".")[0]
         if not package:
             continue
         try:
-            folder = resources.files(package) / "scenarios"
+            folder = resources.files(package) / folder_name
         except ModuleNotFoundError:
             continue
         if folder.is_dir():

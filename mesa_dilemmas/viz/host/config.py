@@ -27,7 +27,6 @@ Bundled hosted scenarios live in a registered game's ``hosted/`` folder beside i
 from __future__ import annotations
 
 import tomllib
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -56,20 +55,9 @@ class HostSettings(BaseModel):
 
 def hosted_scenarios() -> dict[str, Path]:
     """Bundled hosted scenarios: ``<game>/<name>`` -> the file in the game's ``hosted/``."""
-    from mesa_dilemmas.dilemmas.registry import games
+    from mesa_dilemmas.scenarios.config import bundled_scenarios
 
-    out: dict[str, Path] = {}
-    for game, path in games().items():
-        package = path.partition(":")[0].rpartition(".")[0]
-        try:
-            folder = resources.files(package) / "hosted"
-        except ModuleNotFoundError:
-            continue
-        if folder.is_dir():
-            for file in sorted(folder.iterdir(), key=lambda p: p.name):
-                if file.name.endswith(".toml"):
-                    out[f"{game}/{file.name[:-5]}"] = Path(str(file))
-    return out
+    return bundled_scenarios("hosted")
 
 
 def read_hosted(name_or_path: str) -> dict[str, Any]:
