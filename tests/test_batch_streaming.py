@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import tomllib
 
 import pandas as pd
 import pytest
@@ -23,6 +24,7 @@ from mesa_dilemmas.scenarios.batch_chunks import (
     to_plain,
 )
 from mesa_dilemmas.scenarios.config import load_scenario
+from mesa_dilemmas.scenarios.state_hash import state_hashes
 
 FISHERY = (
     "fishery/beta_growth_sweep",
@@ -80,9 +82,16 @@ def test_streamed_tables_equal_one_whole_sweep_in_memory(tmp_path, case):
     # the sweep went out in several chunks, some of them cutting a replication's cells apart
     assert len(list((out / "partial").glob("chunk_*.parquet"))) == CHUNKS_PER_WORKER
     expected = whole_sweep_tables(name, overrides)
-    assert set(expected) == {p.stem for p in out.glob("*.parquet")}
+    assert set(expected) | {"state_hashes"} == {p.stem for p in out.glob("*.parquet")}
     for table, frame in expected.items():
         pd.testing.assert_frame_equal(pd.read_parquet(out / f"{table}.parquet"), frame, obj=table)
+    # the per-round state hashes are those of the whole sweep's tables
+    config = tomllib.loads((out / "config.toml").read_text())  # what the runner leaves out
+    skip = [*config.get("params", {}), *config.get("grid", {})]
+    hashes = state_hashes(expected["steps"], expected.get("agents"), skip=skip)
+    stored = pd.read_parquet(out / "state_hashes.parquet")
+    assert stored["state_hash"].nunique() > 1
+    pd.testing.assert_frame_equal(stored, hashes, obj="state_hashes")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_runs"] == len(expected["runs"])
 
