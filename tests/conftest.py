@@ -33,6 +33,11 @@ LONGEST_FIRST = (
     "test_llm_estimate.py",
     "test_llm_batch.py",
     "test_sandbox.py",
+    "test_variant_analysis.py",
+    "test_branch.py",
+    "test_comprehension.py",
+    "test_persona_check.py",
+    "test_power.py",
 )
 
 
