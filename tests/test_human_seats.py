@@ -451,6 +451,12 @@ def test_the_report_compares_people_with_the_other_seats(tmp_path, capsys) -> No
     assert main(["host", "--report", str(tmp_path)]) == 0
     assert "public_goods.action" in capsys.readouterr().out
     assert main(["host", "--report", str(tmp_path / "nothing")]) == 2
+    assert main(["analyse", "seats", str(tmp_path)]) == 0  # the same table, as an analysis
+    assert "public_goods.action" in capsys.readouterr().out
+    assert (tmp_path / "analysis" / "seats.csv").read_text() == (
+        seat_comparison(tmp_path).to_csv(index=False)
+    )
+    assert main(["analyse", "seats", str(tmp_path / "nothing")]) == 2
 
 
 def test_a_long_text_repeated_in_the_observation_is_shown_once() -> None:

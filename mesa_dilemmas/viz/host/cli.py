@@ -173,16 +173,31 @@ def cmd_host(args: argparse.Namespace) -> int:
         Path(config_path).unlink(missing_ok=True)
 
 
-def report(run_dir: Path) -> int:
-    """``--report RUN_DIR``: the seat kinds compared, one row per decision kind and seat kind."""
+def report(run_dir: Path, option: str = "--report") -> int:
+    """``--report RUN_DIR`` (``analyse seats RUN_DIR``): the seat kinds compared, one row per
+    decision kind and seat kind, printed and written to ``RUN_DIR/analysis/seats.csv``."""
     from mesa_dilemmas.scenarios.config import ConfigError
     from mesa_dilemmas.viz.host.session import seat_comparison
 
     if not (run_dir / "decisions.parquet").is_file():
-        raise ConfigError(f"--report {run_dir}: no decisions.parquet (not a hosted session's run)")
+        raise ConfigError(f"{option} {run_dir}: no decisions.parquet (not a hosted session's run)")
     table = seat_comparison(run_dir)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    (run_dir / "analysis").mkdir(exist_ok=True)
+    table.to_csv(run_dir / "analysis" / "seats.csv", index=False)
     return 0
+
+
+def register_analysis(subparsers: argparse._SubParsersAction) -> None:
+    """``mesa-dilemmas analyse seats RUN_DIR``: people, language models and rule seats of a
+    hosted session compared (the same table as ``host --report``)."""
+    p = subparsers.add_parser(
+        "seats",
+        help="a hosted session: people, LLM and rule seats compared per decision kind "
+        "(response times, time-outs, refused answers, most frequent answer)",
+    )
+    p.add_argument("run_dir", help="the run directory a hosted session wrote")
+    p.set_defaults(func=lambda args: report(Path(args.run_dir), "analyse seats"))
 
 
 def _interrupt(signum: int, frame: object) -> None:
