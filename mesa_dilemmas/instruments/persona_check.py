@@ -121,7 +121,7 @@ class _Asker:
             import numpy as np
 
             from mesa_dilemmas.agents.random_policy import random_answer
-            from mesa_dilemmas.llm.policy import dry_call
+            from mesa_dilemmas.llm.estimate import dry_call
 
         s = self.settings
         kind = getattr(instrument, "kind", f"instrument.{instrument.name}")

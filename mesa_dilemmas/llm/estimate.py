@@ -25,7 +25,7 @@ from typing import Any
 
 from mesa_dilemmas.llm.accounting import PriceTable, price_tokens, prices_checked
 from mesa_dilemmas.llm.providers import provider
-from mesa_dilemmas.llm.request import ChatRequest, ChatResponse
+from mesa_dilemmas.llm.request import CallContext, ChatRequest, ChatResponse
 from mesa_dilemmas.llm.settings import LLMSettings
 
 #: characters per token of English prompt text (OpenAI's rule of thumb; SmolLM2's tokenizer
@@ -341,3 +341,31 @@ def priced_dry(play: Callable[[LLMSettings], Any], settings: LLMSettings, what: 
             session.finish_run(run)
             calls = list(load_calls(Path(tmp)))
     return format_table(price_rows(tally(calls), settings), f"{what}, every call rendered dry")
+
+
+def dry_call(
+    spec: Any, settings: LLMSettings, ctx: CallContext, request: ChatRequest, mode: str, value: Any
+) -> Any:
+    """A dry run's call (``dry_run``): the reply a model of ``spec`` would give with ``value``,
+    recorded with the request's token count (source ``dry``) in the current run; no provider,
+    no network.  The LLM policy and the instruments that ask on their own use it alike."""
+    from mesa_dilemmas.llm import session
+    from mesa_dilemmas.llm.request import call_key
+    from mesa_dilemmas.llm.specs import schema_in_text
+
+    response = dry_response(request, settings, mode, value, schema_read=not schema_in_text(spec))
+    run = session.current()
+    if run is not None:
+        run.recorder.record_call(
+            ctx,
+            key=call_key(spec.label, request, ctx.sample_id),
+            label=spec.label,
+            source="dry",
+            request=request.to_json(),
+            response=response,
+            latency_s=0.0,
+            cost_usd=0.0,
+            mode=mode,
+            variant=settings.prompt_variant,
+        )
+    return response

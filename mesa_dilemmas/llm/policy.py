@@ -24,6 +24,7 @@ hit the cache exactly and other replications draw their own samples.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import secrets
@@ -124,7 +125,10 @@ class LLMPolicy(Policy):
         try:
             return await self._adecide(decision)
         finally:
-            PROMPT_VARIANT.reset(token)
+            # closed from another context (a stopped run's pending calls): the context that
+            # set it is gone with its task
+            with contextlib.suppress(ValueError):
+                PROMPT_VARIANT.reset(token)
 
     async def _adecide(self, decision: Decision) -> Answer:
         s = self.settings
@@ -216,6 +220,7 @@ class LLMPolicy(Policy):
         import numpy as np
 
         from mesa_dilemmas.agents.random_policy import random_answer
+        from mesa_dilemmas.llm.estimate import dry_call
 
         s = self.settings
         request = ChatRequest(
@@ -254,30 +259,3 @@ class LLMPolicy(Policy):
                 fallback=fallback,
                 variant=self.settings.prompt_variant,
             )
-
-
-def dry_call(
-    spec: Any, settings: LLMSettings, ctx: CallContext, request: ChatRequest, mode: str, value: Any
-) -> Any:
-    """A dry run's call (``dry_run``): the reply a model of ``spec`` would give with ``value``,
-    recorded with the request's token count (source ``dry``) in the current run; no provider,
-    no network.  The LLM policy and the instruments that ask on their own use it alike."""
-    from mesa_dilemmas.llm.estimate import dry_response
-    from mesa_dilemmas.llm.request import call_key
-
-    response = dry_response(request, settings, mode, value, schema_read=not schema_in_text(spec))
-    run = session.current()
-    if run is not None:
-        run.recorder.record_call(
-            ctx,
-            key=call_key(spec.label, request, ctx.sample_id),
-            label=spec.label,
-            source="dry",
-            request=request.to_json(),
-            response=response,
-            latency_s=0.0,
-            cost_usd=0.0,
-            mode=mode,
-            variant=settings.prompt_variant,
-        )
-    return response
