@@ -16,8 +16,9 @@ if [ $# -gt 0 ]; then   # tests named on the command line: as asked, one at a ti
 fi
 # Two passes. Everything but the browser tests on two workers (pytest-xdist), each test file whole
 # on one worker so its module fixtures are built once (three workers were measured no faster:
-# 20:39 against 20:08); then the browser tests (marked in tests/conftest.py) alone, one at a
+# 20:39 against 20:08), the longest files first (tests/conftest.py; xdist's own reordering by
+# test count would start the documentation build last); then the browser tests (marked in tests/conftest.py) alone, one at a
 # time: they wait for the dashboard's own Play clock, which a second worker's load can starve.
 # TEST_WORKERS=0 runs the first pass in order too.
-.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile -m "not browser" --durations=25
+.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not browser" --durations=25
 .venv/bin/python -m pytest -q -m browser

@@ -20,24 +20,34 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
-#: the test files that take longest (``--durations``: the embedded model's end-to-end runs, the
-#: documentation build), collected first so that two workers, which take whole files in
-#: collection order, start them at once instead of ending on them; speed only, no test depends
-#: on the order
+#: the test files that take longest, longest first (per-file totals of a ``--durations=0`` run
+#: with ``--junitxml``: the documentation build, the embedded model's end-to-end runs, Ray),
+#: collected first so that two workers, which take whole files in collection order
+#: (``scripts/test.sh`` turns off xdist's own reordering by test count), start them at once
+#: instead of ending on them; speed only, no test depends on the order
 LONGEST_FIRST = (
     "test_docs_site.py",
-    "test_fishery_llm_e2e.py",
-    "test_port_of_mars_llm_e2e.py",
     "test_strategy_writing.py",
-    "test_llm_local.py",
-    "test_llm_estimate.py",
+    "test_fishery_llm_e2e.py",
     "test_llm_batch.py",
-    "test_sandbox.py",
-    "test_variant_analysis.py",
-    "test_branch.py",
-    "test_comprehension.py",
+    "test_llm_local.py",
+    "test_port_of_mars_llm_e2e.py",
+    "test_execution_ray.py",
+    "test_llm_failures.py",
+    "test_llm_estimate.py",
+    "test_reproduce.py",
+    "test_sandbox_protocol.py",
+    "test_llm_e2e.py",
     "test_persona_check.py",
-    "test_power.py",
+    "test_sandbox_escape.py",
+    "test_llm_wire.py",
+    "test_sandbox_tampering.py",
+    "test_sandbox_time.py",
+    "test_sandbox.py",
+    "test_say_vs_do.py",
+    "test_figures_print.py",
+    "test_variant_analysis.py",
+    "test_published_sets.py",
 )
 
 
