@@ -14,11 +14,13 @@ if [ $# -gt 0 ]; then   # tests named on the command line: as asked, one at a ti
   .venv/bin/python -m pytest -q "$@"
   exit
 fi
-# Two passes. Everything but the browser tests on two workers (pytest-xdist), each test file whole
-# on one worker so its module fixtures are built once (three workers were measured no faster:
-# 20:39 against 20:08), the longest files first (tests/conftest.py; xdist's own reordering by
-# test count would start the documentation build last); then the browser tests (marked in tests/conftest.py) alone, one at a
-# time: they wait for the dashboard's own Play clock, which a second worker's load can starve.
+# Two passes. Everything but the browser tests on three workers (pytest-xdist) -- on two cores:
+# many tests wait on child processes and loopback servers, and a third worker fills those gaps
+# (measured on the 2-core machine: 17:04 against 19:40 on two) -- each test file whole on one
+# worker so its module fixtures are built once, the longest files first (tests/conftest.py;
+# xdist's own reordering by test count would start the documentation build last); then the
+# browser tests (marked in tests/conftest.py) alone, one at a time: they wait for the dashboard's
+# own Play clock, which other workers' load can starve (two workers were no faster: 6:07).
 # TEST_WORKERS=0 runs the first pass in order too.
-.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder -m "not browser" --durations=25
-.venv/bin/python -m pytest -q -m browser
+.venv/bin/python -m pytest -q -n "${TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder -m "not browser" --durations=25
+.venv/bin/python -m pytest -q -m browser --durations=10

@@ -22,7 +22,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 #: the test files that take longest, longest first (per-file totals of a ``--durations=0`` run
 #: with ``--junitxml``: the documentation build, the embedded model's end-to-end runs, Ray),
-#: collected first so that two workers, which take whole files in collection order
+#: collected first so that the workers, which take whole files in collection order
 #: (``scripts/test.sh`` turns off xdist's own reordering by test count), start them at once
 #: instead of ending on them; speed only, no test depends on the order
 LONGEST_FIRST = (
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tests in ``*_browser.py`` files drive a real Chromium against a live dashboard and wait
     for the page's own clock (Mesa's Play loop): they carry the ``browser`` mark, and
     ``scripts/test.sh`` runs them in a pass of their own, one at a time, after the rest ran on
-    two workers.  The longest files come first (:data:`LONGEST_FIRST`)."""
+    three workers.  The longest files come first (:data:`LONGEST_FIRST`)."""
     for item in items:
         if item.path.name.endswith("_browser.py"):
             item.add_marker(pytest.mark.browser)
