@@ -44,7 +44,7 @@ from mesa_dilemmas.analysis.verdicts import (
     read_runs,
     welch_z,
 )
-from mesa_dilemmas.dilemmas.port_of_mars.personas import encoded_by
+from mesa_dilemmas.dilemmas.port_of_mars.personas import CULTURAL_GROUPS, encoded_by
 from mesa_dilemmas.dilemmas.port_of_mars.tables import player_table
 
 #: the paper these claims come from, titled for the reproduction report
@@ -94,12 +94,8 @@ EXPERIMENTS = [
     ),
 ]
 
-SHORT = {
-    "hierarchical-individualist": "HI",
-    "hierarchical-communitarian": "HC",
-    "egalitarian-individualist": "EI",
-    "egalitarian-communitarian": "EC",
-}
+#: each cultural group's two-letter label in tables ("hierarchical-individualist" -> "HI")
+SHORT = {g: "".join(word[0].upper() for word in g.split("-")) for g in CULTURAL_GROUPS}
 
 
 # -- reading a run -------------------------------------------------------------------------
