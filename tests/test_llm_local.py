@@ -88,6 +88,67 @@ def test_local_is_deterministic_under_a_seed() -> None:
     assert text(2) != first  # another replication draws another sample
 
 
+def test_a_shared_prompt_head_is_evaluated_once_and_the_text_does_not_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request that starts with the tokens the previous one started with reuses the context's
+    evaluation of them (whole segments of ``EVAL_GRID`` tokens) -- and every text is the one the
+    whole prompt evaluated at once gives, in whatever order the requests come."""
+    from mesa_dilemmas.llm.request import ChatRequest, Message
+
+    system = Message("system", "You fish a shared lake with four other villagers. " * 20)
+    asks = [
+        f"The lake holds {n} fish. " + "Last season the catch was poor. " * 12 + "How many now?"
+        for n in (40, 35, 12)
+    ]
+    requests = [
+        ChatRequest((system, Message("user", ask)), 0.7, 16, seed) for seed, ask in enumerate(asks)
+    ]
+    requests.insert(  # a corrective re-ask right after its first turn, which it repeats
+        1,
+        ChatRequest(
+            (*requests[0].messages, Message("assistant", "Some."), Message("user", "A number.")),
+            0.7,
+            16,
+            7,
+        ),
+    )
+    other = ChatRequest((Message("user", "Name a fish."),), 0.7, 8, 3)
+    backend = make_policy("local", cache=False).client.backend
+    llm, lock, _, window = backend.sized_model([m.__dict__ for m in requests[1].messages], 16)
+    key = (os.getpid(), backend.path, window, None, 512)
+    reused: list[int] = []
+    head = local.evaluate_prompt_head
+    monkeypatch.setattr(
+        local, "evaluate_prompt_head", lambda *a: (reused.append(n := head(*a)), n)[1]
+    )
+
+    def whole(request: ChatRequest) -> str:
+        with lock:
+            llm.reset()
+            out = llm.create_chat_completion(
+                messages=[m.__dict__ for m in request.messages],
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                seed=request.seed,
+            )
+        return out["choices"][0]["message"]["content"]
+
+    texts = [backend.complete_sync(r).text for r in requests]
+    system_tokens = local.prompt_tokens(llm, [system.__dict__], key)
+    assert system_tokens > local.EVAL_GRID
+    assert reused[0] == 0  # the first one evaluates it all
+    shared = system_tokens // local.EVAL_GRID * local.EVAL_GRID
+    assert all(n >= shared for n in reused[1:])  # the system prompt is not evaluated again
+    assert reused[1] > reused[2]  # the re-ask reuses the first turn's user message too
+    backwards = []
+    for request in reversed(requests):
+        backend.complete_sync(other)
+        backwards.append(backend.complete_sync(request).text)
+    assert backwards[::-1] == texts
+    assert [whole(r) for r in requests] == texts
+
+
 def test_local_calls_are_serialised() -> None:
     pols = [make_policy("local", cache=False, run_seed=9, max_tokens=8) for _ in range(3)]
     decisions = [Decision("unit.act", ACTION, {}, None, 1, "cooperate") for _ in pols]
