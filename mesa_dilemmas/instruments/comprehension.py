@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -423,8 +422,7 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
 
     from mesa_dilemmas import llm
     from mesa_dilemmas.files import out_dir_unusable
-    from mesa_dilemmas.instruments.persona_check import llm_table, usage_error
-    from mesa_dilemmas.llm import session
+    from mesa_dilemmas.instruments.persona_check import llm_table, recorded_run, usage_error
 
     if args.items < 1:
         return usage_error(f"--items: must be at least 1 (got {args.items})")
@@ -470,26 +468,18 @@ def cmd_comprehension(args: argparse.Namespace) -> int:
     if problem := out_dir_unusable(out):
         return usage_error(f"--out {str(out)!r}: {problem}")
     label = model_label(args.llm)
-    details: list[dict[str, Any]] = []
-    session.start_run(settings, out)
-    try:
-        for items in batteries.values():
-            details += ask(args.llm, items, settings=settings, seed=args.seed, variant=variant)
-    except llm.BudgetExceeded as exc:
-        session.finish_run()
-        print(
-            f"stopped: {exc}; rerun with a larger budget: answered calls come from the cache",
-            file=sys.stderr,
-        )
-        return 3
-    except (llm.ProviderRejected, llm.CallFailed) as exc:  # a provider down after its retries
-        session.finish_run()
-        print(f"stopped: {exc}; a rerun continues from the cache", file=sys.stderr)
-        return 3
-    except (llm.ReplayMiss, llm.LLMConfigError) as exc:  # a replay miss; a variant too far
-        session.finish_run()
-        return usage_error(str(exc))
-    accounting = session.finish_run()
+    done, code = recorded_run(
+        settings,
+        out,
+        lambda: [
+            row
+            for items in batteries.values()
+            for row in ask(args.llm, items, settings=settings, seed=args.seed, variant=variant)
+        ],
+    )
+    if done is None:
+        return code
+    details, accounting = done
     skills = {g: skills_of(g) for g in batteries}
     summary = summarise(details, model=label, variant=variant, skills=skills)
     calls = (

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -683,6 +683,36 @@ def usage_error(message: str) -> int:
     return 2
 
 
+def recorded_run[T](
+    settings: Any, out: Path, work: Callable[[], T]
+) -> tuple[tuple[T, dict[str, Any]] | None, int]:
+    """Run an instrument's calls (``work``) in an LLM session recorded in ``out``: its result and
+    the session's accounting with exit code 0; or None and the exit code of a stop, said in one
+    line on stderr -- 3 for a budget reached or a provider down (a rerun continues from the
+    cache), 2 for a replay miss or a model that cannot be used."""
+    from mesa_dilemmas import llm
+    from mesa_dilemmas.llm import session
+
+    session.start_run(settings, out)
+    try:
+        result = work()
+    except llm.BudgetExceeded as exc:
+        session.finish_run()
+        print(
+            f"stopped: {exc}; rerun with a larger budget: answered calls come from the cache",
+            file=sys.stderr,
+        )
+        return None, 3
+    except (llm.ProviderRejected, llm.CallFailed) as exc:  # a provider down after its retries
+        session.finish_run()
+        print(f"stopped: {exc}; a rerun continues from the cache", file=sys.stderr)
+        return None, 3
+    except (llm.ReplayMiss, llm.LLMConfigError) as exc:  # a replay miss; a variant too far
+        session.finish_run()
+        return None, usage_error(str(exc))
+    return (result, session.finish_run()), 0
+
+
 def _cases(games: Sequence[str] | None, personas: Sequence[str] | None) -> list[PersonaCase]:
     from mesa_dilemmas.instruments import persona_cases, persona_games
 
@@ -715,7 +745,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     from mesa_dilemmas import llm
     from mesa_dilemmas.dilemmas.registry import UnknownGame
     from mesa_dilemmas.files import out_dir_unusable
-    from mesa_dilemmas.llm import session
 
     if args.samples < 1:
         return usage_error(f"--samples: must be at least 1 (got {args.samples})")
@@ -749,31 +778,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     if problem := out_dir_unusable(out):
         return usage_error(f"--out {str(out)!r}: {problem}")
     details: list[dict[str, Any]] = []
-    session.start_run(settings, out)
-    try:
-        rows = check(
+    done, code = recorded_run(
+        settings,
+        out,
+        lambda: check(
             args.llm,
             cases,
             samples=args.samples,
             seed=args.seed,
             settings=settings,
             details=details,
-        )
-    except llm.BudgetExceeded as exc:
-        session.finish_run()
-        print(
-            f"stopped: {exc}; rerun with a larger budget: answered calls come from the cache",
-            file=sys.stderr,
-        )
-        return 3
-    except (llm.ProviderRejected, llm.CallFailed) as exc:  # a provider down after its retries
-        session.finish_run()
-        print(f"stopped: {exc}; a rerun continues from the cache", file=sys.stderr)
-        return 3
-    except llm.ReplayMiss as exc:
-        session.finish_run()
-        return usage_error(str(exc))
-    accounting = session.finish_run()
+        ),
+    )
+    if done is None:
+        return code
+    rows, accounting = done
     from mesa_dilemmas.instruments import load_instrument
     from mesa_dilemmas.llm.checks import resolve
 

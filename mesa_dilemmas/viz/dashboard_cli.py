@@ -62,13 +62,27 @@ def port_number(text: str) -> int:
     return port
 
 
+def add_server_arguments(
+    parser: argparse.ArgumentParser, port: int, *, host_help: str = ""
+) -> None:
+    """``--port``, ``--host`` and ``--no-assets``: what every command that serves pages takes."""
+    parser.add_argument(
+        "--port", type=port_number, default=port, help=f"port (default {port}; 0: any free port)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help=f"address to listen on (default 127.0.0.1{host_help})",
+    )
+    parser.add_argument(
+        "--no-assets",
+        action="store_true",
+        help="do not fetch Solara's front-end files from the npm registry when missing",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--port", type=port_number, default=8765, help="port (default 8765; 0: any free port)"
-    )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
-    )
+    add_server_arguments(parser, 8765)
     parser.add_argument(
         "--llm-config",
         metavar="TOML",
@@ -79,11 +93,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--record-dir",
         metavar="DIR",
         help="where the LLM calls of each run are recorded (default: a temporary directory)",
-    )
-    parser.add_argument(
-        "--no-assets",
-        action="store_true",
-        help="do not fetch Solara's front-end files from the npm registry when missing",
     )
 
 

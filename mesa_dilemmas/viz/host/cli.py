@@ -25,7 +25,7 @@ APP_MODULE = "mesa_dilemmas.viz.host.app"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from mesa_dilemmas.viz.dashboard_cli import port_number
+    from mesa_dilemmas.viz.dashboard_cli import add_server_arguments
 
     parser.add_argument(
         "scenario",
@@ -38,14 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print how people, language models and rules decided in a session's run "
         "directory (per decision kind and seat kind), and serve nothing",
     )
-    parser.add_argument(
-        "--port", type=port_number, default=8766, help="port (default 8766; 0: any free port)"
-    )
-    parser.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1; people on other machines need "
-        "an address they can reach)",
+    add_server_arguments(
+        parser, 8766, host_help="; people on other machines need an address they can reach"
     )
     parser.add_argument("--groups", type=int, help="groups played side by side (default: [host])")
     parser.add_argument("--out", metavar="DIR", help="the run directory for the records")
@@ -56,11 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override a scenario field (params.rounds=5, host.time_limit_s=30)",
-    )
-    parser.add_argument(
-        "--no-assets",
-        action="store_true",
-        help="do not fetch Solara's front-end files from the npm registry when missing",
     )
 
 
