@@ -97,6 +97,9 @@ def serve_dashboard(tmp: Path, config: Path) -> Iterator[str]:
     env = {
         **os.environ,
         "MESA_DILEMMAS_CACHE_DIR": str(tmp / "llm-cache"),  # every run makes real calls
+        # the Compare and branch pages' runs folder: its own, not the checkout's runs/ (which
+        # the main job, scripts/main.sh, fills) -- the pages start as on a fresh clone
+        "MESA_DILEMMAS_RUNS_DIR": str(tmp / "runs"),
         "SOLARA_TELEMETRY_MIXPANEL_ENABLE": "False",
         "PYTHONUNBUFFERED": "1",
     }
