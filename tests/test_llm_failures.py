@@ -279,3 +279,19 @@ def test_fallbacks_are_flagged_by_kind_and_the_paid_default_is_strict():
     limits = fallback_limits(["openai:gpt-4o", "openai:m@http://127.0.0.1:1/v1"], settings)
     assert limits == {"openai:gpt-4o": PAID_FALLBACK_RATE, "openai:m": SELF_HOSTED_FALLBACK_RATE}
     assert LLMSettings(max_fallback_rate=0.2).fallback_limit(True) == 0.2
+
+
+def test_a_stop_while_the_server_is_described_sends_nothing_off_the_record(tmp_path):
+    """The server is slow to say how it serves (the client asks once, before the first call):
+    every call waits for that answer (none is sent while it is asked), and once the first
+    rejection stops the run no call is sent that the record does not hold."""
+    with WireServer(Faults(always="unknown_model", probe_s=0.5)) as server:
+        scenario = write_scenario(tmp_path, server.url)
+        run_dir = tmp_path / "run"
+        out = run([str(scenario), "--out", str(run_dir)], tmp_path)
+        assert out.returncode == 3, out.stderr
+        assert "HTTP 404" in stopped_line(out.stderr)
+        sent = server.state.requests
+        assert server.state.sent_while_probed == 0
+    calls = pd.read_parquet(run_dir / "llm_calls.parquet")
+    assert sent >= 1 and len(calls) == sent and (calls.http_status == 404).all()

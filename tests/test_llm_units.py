@@ -320,6 +320,41 @@ def _request(n: int = 0) -> ChatRequest:
     return ChatRequest((Message("user", f"hello {n}"),), temperature=0.5, max_tokens=10, seed=1)
 
 
+def test_once_a_call_stops_the_run_no_other_call_of_the_run_is_sent() -> None:
+    """A rejection stops the run: a call of the run that reaches the budget guard afterwards
+    (one the stop left waiting) is refused with the same stop, not sent; outside a run the
+    client's own budget is not stopped."""
+    from types import SimpleNamespace
+
+    from mesa_dilemmas.llm import ProviderRejected
+    from mesa_dilemmas.llm.stack.budgeting import BudgetGuard
+    from mesa_dilemmas.llm.stack.language_model import Call
+
+    sent: list[str] = []
+
+    class Rejecting:  # the layers below the guard, as an unknown model answers them
+        async def complete(self, call: Call):
+            sent.append(call.key)
+            await asyncio.sleep(0)
+            raise ProviderRejected("openai: HTTP 404: unknown model", 404)
+
+    guard = BudgetGuard(Rejecting(), Budget(BudgetSettings()), time_limit=1.0)
+    run = SimpleNamespace(budget=Budget(BudgetSettings()))
+
+    def call(key: str, in_run: bool = True) -> Call:
+        return Call(_request(), CallContext(key), key, {}, run if in_run else None, None)
+
+    for key in ("first", "later"):
+        with pytest.raises(ProviderRejected, match="HTTP 404") as stop:
+            asyncio.run(guard.complete(call(key)))
+        assert stop.value.status == 404
+    assert sent == ["first"] and run.budget.stopped is not None
+    for key in ("outside", "outside again"):
+        with pytest.raises(ProviderRejected):
+            asyncio.run(guard.complete(call(key, in_run=False)))
+    assert sent == ["first", "outside", "outside again"]
+
+
 def test_cache_key_includes_request_and_sample() -> None:
     a = call_key("openai:m", _request(0), "1/0/r1/s1/k/n0/a0")
     assert a == call_key("openai:m", _request(0), "1/0/r1/s1/k/n0/a0")

@@ -337,6 +337,8 @@ class Sandbox:
             if current != last:
                 last, last_change, cpu_change = current, now, cpu
             if self.proc.poll() is not None:
+                if protocol.ready([self._resp_r], [], 0)[0]:
+                    continue  # what it wrote before it ended is read (and judged) first
                 self._lose(self._death_reason() or "the worker ended")
             waiting = " (it stopped reading its request)" if view else ""
             if stall is not None:
@@ -394,6 +396,16 @@ class Sandbox:
         """Whether the worker has written something nobody has read (or closed its pipe)."""
         return bool(protocol.ready([self._resp_r], [], 0)[0])
 
+    def _wrote_more(self) -> bool:
+        """Whether the worker has written more after its answer (not: only ended, which the
+        next request finds; the answer it sent before ending is judged as sent)."""
+        if not self.pending():
+            return False
+        try:
+            return os.read(self._resp_r, 1) != b""  # b"": its end is closed, nothing more
+        except BlockingIOError:
+            return False
+
     def begin(
         self,
         handler: str,
@@ -448,7 +460,7 @@ class Sandbox:
         self._out = None
         if type(out.get("seq")) is not int or out["seq"] != self.seq:
             self._broke("answered out of turn (wrong sequence number)")
-        if self.pending():
+        if self._wrote_more():
             self._broke("sent more than one answer")
         if self._clock is not None:
             self.cpu = self.worker_cpu()

@@ -64,6 +64,8 @@ class Faults:
     script: list[str | None] = field(default_factory=list)
     #: a fault for every request after the script (e.g. "unauthorized": a rejected key)
     always: str | None = None
+    #: how long the server takes to say how it serves (GET .../props and .../models)
+    probe_s: float = 0.0
 
     def pick(self, rng: random.Random, n: int) -> str | None:
         if n <= len(self.script):
@@ -114,6 +116,9 @@ class ServerState:
     batch_polls: int = 1
     hold_batches: bool = False
     batch_lines: int = 0
+    #: the client asking how the server serves, right now; and completions sent meanwhile
+    probing: int = 0
+    sent_while_probed: int = 0
 
 
 # -- request normalisation ------------------------------------------------------
@@ -431,6 +436,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         path = self.path.split("?", 1)[0]
         state = self.server.state
+        if path.endswith(("/props", "/models")) and state.faults.probe_s:
+            with state.lock:
+                state.probing += 1
+            time.sleep(state.faults.probe_s)
+            with state.lock:
+                state.probing -= 1
         with state.lock:
             # a Gemini job, by its name (the SDK asks at /v1/batches/ID as OpenAI's route is)
             if m := re.fullmatch(r"/(?:v1beta|v1|v1alpha)/(batches/[^/]+)", path):
@@ -660,6 +671,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with state.lock:
             state.requests += 1
+            state.sent_while_probed += state.probing > 0
             n = state.requests
             fault = None if n <= state.faults.skip_first else state.faults.pick(state.rng, n)
             state.seen.append(req)

@@ -47,6 +47,8 @@ class Budget:
         self._calls = 0
         self._tokens = 0
         self._cost = 0.0
+        #: what stopped the run (a :class:`ProviderRejected`), after which no call is sent
+        self.stopped: Exception | None = None
 
     @property
     def unlimited(self) -> bool:

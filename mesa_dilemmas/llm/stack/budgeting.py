@@ -9,11 +9,14 @@ When the budget is reached, or a call stops the run (:class:`ProviderRejected`),
 already in flight, here and in the other workers, are let finish and be recorded before the
 exception propagates: the broker's gather stops at the first exception and abandons its
 other tasks, and the batch runner then ends its workers, which would lose calls already paid.
+After a stop, no further call of the run is sent: a call the stop left waiting (on a shared
+event loop that keeps running) would otherwise reach the provider after the record is closed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import weakref
 
 from mesa_dilemmas.llm.accounting.budget import Budget
@@ -55,6 +58,8 @@ class BudgetGuard:
 
     async def complete(self, call: Call) -> CallOutcome:
         budget = call.run.budget if call.run is not None else self.budget
+        if budget.stopped is not None:  # the run is stopping: nothing more goes out
+            raise copy.copy(budget.stopped)
         try:
             budget.reserve()
         except BudgetExceeded:
@@ -73,9 +78,13 @@ class BudgetGuard:
         call.on_end(end)  # once the answer is cached and recorded
         try:
             outcome = await self.model.complete(call)
-        except ProviderRejected:
+        except ProviderRejected as exc:
             # the run stops: as for a budget, let the other calls in flight finish and be
-            # recorded first, rather than be abandoned half-way
+            # recorded first, rather than be abandoned half-way; a call of the run that
+            # comes here later (one the stop left waiting, in another replication or thread)
+            # is refused rather than sent after the record is closed
+            if call.run is not None:
+                budget.stopped = exc
             end()
             await drain_in_flight()
             raise

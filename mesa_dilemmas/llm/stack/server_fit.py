@@ -48,11 +48,17 @@ class ServerFit:
         time, with a timeout that covers a whole reply (``serving`` probes it)."""
         if self.fitted:
             return
-        self.fitted = True
         probe = getattr(self.backend, "serving", None)
         if probe is None:
+            self.fitted = True
             return
+        # every call waits for the probe (the backend asks the server once): a call that went
+        # ahead while it ran would be sent before the limiter is fitted, and outside the run's
+        # accounting if the run stopped meanwhile
         concurrency, _ = await probe()
+        if self.fitted:  # fitted by a call that waited for the same probe
+            return
+        self.fitted = True
         if concurrency is None:
             return
         self.limiter.limit_concurrency(concurrency)
