@@ -12,6 +12,12 @@ import os
 import pytest
 from dashboard_fixtures import dashboard_url_fixture  # noqa: F401 - one dashboard per session
 
+# Ray starts its workers at low priority (nice 15): beside the other test workers its tasks got
+# almost no CPU (a four-villager run on Ray: 286 s beside two busy processes, 17 s with this).
+# Every Ray instance a test starts, in this process or a child, runs its workers at normal
+# priority; what the tests check (results, limits, retries) does not depend on it.
+os.environ.setdefault("RAY_worker_niceness", "0")
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get("CI") and importlib.util.find_spec("llama_cpp") is None:

@@ -210,6 +210,8 @@ class GateBudget:
 
     def __init__(self, limits: Any) -> None:
         self.limits = limits
+        #: what stopped the run in this worker, after which it sends no call
+        self.stopped: Exception | None = None
 
     @property
     def unlimited(self) -> bool:
