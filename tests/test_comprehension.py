@@ -520,3 +520,37 @@ def test_the_embedded_model_end_to_end(tmp_path, llm_env, capsys):  # noqa: F811
     assert row["items"] == "2"  # the accuracy is whatever it is: a plumbing model
     assert int(row["correct"]) + int(row["malformed"]) <= 2
     assert "| public_goods | **all** | 2 |" in out
+
+
+def test_a_rejected_key_or_a_budget_stops_with_one_line_and_the_record_saved(
+    tmp_path,
+    llm_env,  # noqa: F811
+    capsys,
+):
+    """A provider that rejects the key, or the budget reached, stops the battery (exit 3, one
+    ``stopped:`` line): the calls made so far are in the run's record."""
+    import pandas as pd
+    from llm_servers.wire import Faults
+
+    items = items_for("public_goods", n=4, seed=1)
+    argv = ["comprehension", "--game", "public_goods", "--items", "4", "--seed", "1"]
+    argv += ["--answer-mode", "tags"]
+    with WireServer(Faults(always="unauthorized")) as server:
+        out = tmp_path / "rejected"
+        assert main([*argv, "--llm", f"openai:m@{server.url}/v1", "--out", str(out)]) == 3
+        sent = server.state.requests
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith("stopped: ")], err
+    assert "HTTP 401" in err
+    calls = pd.read_parquet(out / "llm_calls.parquet")
+    assert sent >= 1 and len(calls) == sent and (calls.http_status == 401).all()
+
+    with WireServer(responder=oracle({it.question: it for it in items})) as server:
+        out = tmp_path / "budget"
+        budget = ["--llm", f"openai:m@{server.url}/v1", "--out", str(out), "--max-calls", "2"]
+        code = main([*argv, *budget])
+        sent = server.state.requests
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "stopped: " in err and sent == 2
+    assert len(pd.read_parquet(out / "llm_calls.parquet")) == 2

@@ -691,26 +691,25 @@ def recorded_run[T](
     line on stderr -- 3 for a budget reached or a provider down (a rerun continues from the
     cache), 2 for a replay miss or a model that cannot be used."""
     from mesa_dilemmas import llm
-    from mesa_dilemmas.llm import session
+    from mesa_dilemmas.llm.guard import RunGuard
 
-    session.start_run(settings, out)
+    guard = RunGuard(frozenset(), settings)  # its session: recorded, finished however it ends
     try:
-        result = work()
+        with guard.session(out, resume=False):
+            result = work()
     except llm.BudgetExceeded as exc:
-        session.finish_run()
         print(
             f"stopped: {exc}; rerun with a larger budget: answered calls come from the cache",
             file=sys.stderr,
         )
         return None, 3
     except (llm.ProviderRejected, llm.CallFailed) as exc:  # a provider down after its retries
-        session.finish_run()
         print(f"stopped: {exc}; a rerun continues from the cache", file=sys.stderr)
         return None, 3
     except (llm.ReplayMiss, llm.LLMConfigError) as exc:  # a replay miss; a variant too far
-        session.finish_run()
         return None, usage_error(str(exc))
-    return (result, session.finish_run()), 0
+    assert guard.summary is not None
+    return (result, guard.summary), 0
 
 
 def _cases(games: Sequence[str] | None, personas: Sequence[str] | None) -> list[PersonaCase]:
